@@ -12,7 +12,9 @@ import (
 	"math"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
+	"os"
 	"strings"
 	"syscall"
 	"testing"
@@ -24,6 +26,8 @@ import (
 	"github.com/refdata/refdata/catalog"
 	"github.com/refdata/refdata/edge"
 	"github.com/refdata/refdata/impl"
+	"github.com/refdata/refdata/replica"
+	"github.com/refdata/refdata/store"
 )
 
 // sink is a ResponseWriter that allocates nothing, so the figures are the
@@ -192,4 +196,71 @@ func rings(size int) []byte {
 	var buf bytes.Buffer
 	_ = png.Encode(&buf, img)
 	return buf.Bytes()
+}
+
+// BenchmarkQuery answers queries over a store of the public API's size (4×
+// the sample in 18 locales: go run ./tools/synth18 -scale 4 …, imported with
+// refdata import), named by REFDATA_BENCH_STORE; without it, it skips. Each
+// request goes through the router with Accept-Encoding gzip, br:
+//   - memo: the answer is kept (the second request on) — a look-up.
+//   - cold: no answer is kept (QueryMemoBytes 1), so each request evaluates
+//     the query and makes the answer, compressed; the decoded table and the
+//     split list it reads are kept, as on a server that has answered any
+//     query over that list.
+//   - first: nothing of queries is kept (QueryCacheBytes 1 too): each request
+//     also decodes the language=all list into a table and splits the
+//     locale's list; the replica's body cache keeps the list bodies it may
+//     (under an eighth of it: the locale's, not language=all's).
+//
+// answer-B, gzip-B and br-B are the answer's bytes in each encoding.
+func BenchmarkQuery(b *testing.B) {
+	dir := os.Getenv("REFDATA_BENCH_STORE")
+	if dir == "" {
+		b.Skip("REFDATA_BENCH_STORE names no store of the 4×, 18-locale data (BENCHMARKS.md)")
+	}
+	st, err := store.Open(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	repo, err := replica.Open(st, slog.New(slog.DiscardHandler), nil, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	targets := []struct{ name, target string }{
+		{"word", "/v1/weapons/skins?q=odin"},
+		{"chromas", "/v1/weapons/skins?q=chromas.displayName:red"},
+		{"chromas-ja", "/v1/weapons/skins?q=chromas.displayName:red&language=ja-JP"},
+		{"half", "/v1/weapons/skins?q=-contentTierUuid=null+levels.levelItem=null"},
+		{"fields", "/v1/weapons/skins?q=name:prime&fields=uuid,displayName,chromas.uuid"},
+	}
+	for _, mode := range []struct {
+		name       string
+		cache, mem int64
+	}{{"memo", 0, 0}, {"cold", 0, 1}, {"first", 1, 1}} {
+		h, err := api.New(&impl.Server{Repo: repo, QueryCacheBytes: mode.cache, QueryMemoBytes: mode.mem}, slog.New(slog.DiscardHandler), nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, tc := range targets {
+			b.Run(mode.name+"/"+tc.name, func(b *testing.B) {
+				rec := httptest.NewRecorder()
+				h.ServeHTTP(rec, get(tc.target))
+				if rec.Code != http.StatusOK {
+					b.Fatalf("GET %s: %d %s", tc.target, rec.Code, rec.Body.Bytes())
+				}
+				req := get(tc.target, "Accept-Encoding", "gzip, br")
+				w := &sink{h: http.Header{}}
+				for b.Loop() {
+					clear(w.h)
+					h.ServeHTTP(w, req)
+				}
+				b.ReportMetric(float64(rec.Body.Len()), "answer-B")
+				for _, enc := range []string{"gzip", "br"} {
+					rec := httptest.NewRecorder()
+					h.ServeHTTP(rec, get(tc.target, "Accept-Encoding", enc))
+					b.ReportMetric(float64(rec.Body.Len()), enc+"-B")
+				}
+			})
+		}
+	}
 }

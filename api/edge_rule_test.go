@@ -34,6 +34,9 @@ func TestEdgeMayAnswer(t *testing.T) {
 		{"GET", "/v1/versions/05E83EB5E32657B9/bulk", "bot/1", false},
 		{"GET", "/v1/versions/05E83EB5E32657B9/bulk?language=de-DE", "bot/1", false},
 		{"GET", "/v1/versions/05E83EB5E32657B9/weapons?language=de-DE", "bot/1", true},
+		// Queries take the router, whose handlers keep their answers (impl/query.go).
+		{"GET", "/v1/weapons?q=vandal", "bot/1", false},
+		{"GET", "/v1/weapons/skins?language=de-DE&fields=uuid", "bot/1", false},
 	} {
 		if got := api.EdgeMayAnswer(tc.method, tc.target, tc.ua); got != tc.want {
 			t.Errorf("%s %s (User-Agent %q): %v, want %v", tc.method, tc.target, tc.ua, got, tc.want)

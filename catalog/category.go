@@ -142,3 +142,33 @@ func CategoryNamed(name string) (Category, bool) {
 func SourceCategories() []Category {
 	return slices.DeleteFunc(Categories(), func(c Category) bool { return !c.IsSource() })
 }
+
+// UnknownOf lists the fields openapi.yaml does not describe that c's items
+// carry, as dotted paths within an item ("callouts.hint": a path goes
+// through arrays), from a version's Unknown, which names them in the items
+// of c's source category ("skins[].chromas[].hint" for a skin chroma's).
+func UnknownOf(c Category, unknown []Unknown) []string {
+	src, prefix := categories[c].source, ""
+	if src != c {
+		var find func(in Category, at string) bool
+		find = func(in Category, at string) bool {
+			for _, n := range nested[in] {
+				if p := at + n.field + "[]."; n.c == c {
+					prefix = p
+					return true
+				} else if find(n.c, p) {
+					return true
+				}
+			}
+			return false
+		}
+		find(src, "")
+	}
+	var out []string
+	for _, u := range unknown {
+		if rest, ok := strings.CutPrefix(u.Field, prefix); ok && u.Category == src {
+			out = append(out, strings.ReplaceAll(rest, "[]", ""))
+		}
+	}
+	return out
+}

@@ -1707,6 +1707,37 @@ type Error struct {
 	Status int `json:"status"`
 }
 
+// FieldsItemBody An item answered with `fields`: only the paths `fields` names; `fields` lists them, in their canonical form.
+type FieldsItemBody struct {
+	// Data The item with only the paths `fields` names, as the item has them.
+	Data map[string]interface{} `json:"data"`
+
+	// Fields The paths kept: sorted, each once, none below another.
+	//
+	// Example: ["displayName","uuid"]
+	Fields []string `json:"fields"`
+
+	// Status The HTTP status code, 200.
+	//
+	// Example: 200
+	Status int `json:"status"`
+}
+
+// FieldsListBody A list answered with `fields` (and `q`): each item with only the paths `fields` names, in the list's order; `fields` lists the paths kept, in their canonical form.
+type FieldsListBody struct {
+	Data []map[string]interface{} `json:"data"`
+
+	// Fields The paths kept: sorted, each once, none below another.
+	//
+	// Example: ["chromas.uuid","displayName","uuid"]
+	Fields []string `json:"fields"`
+
+	// Status The HTTP status code, 200.
+	//
+	// Example: 200
+	Status int `json:"status"`
+}
+
 // FlexItem defines model for FlexItem.
 type FlexItem struct {
 	AssetPath string `json:"assetPath"`
@@ -4098,6 +4129,9 @@ type At = string
 // BrowseCatalog Example: weapons-skins
 type BrowseCatalog = string
 
+// Fields Example: uuid,displayName,chromas.uuid
+type Fields = string
+
 // FromVersion Example: 05E83EB5E32657B9
 type FromVersion = string
 
@@ -4131,6 +4165,9 @@ type ManifestId = string
 //
 // Example: de-DE
 type PageLanguage = Locale
+
+// Q Example: chromas.displayName:red -contentTierUuid=null
+type Q = string
 
 // ToVersion Example: 05E83EB5E32657B9
 type ToVersion = string
@@ -4540,6 +4577,66 @@ type ListAgentsParams struct {
 	// record the game keeps for a non-playable character). Left out, every agent.
 	// Any letter case; anything else is 400 naming the two values.
 	IsPlayableCharacter *ListAgentsParamsIsPlayableCharacter `form:"isPlayableCharacter,omitempty" json:"isPlayableCharacter,omitempty"`
+
+	// Q Keeps the items a query matches, in the list's order, each byte for byte as the list
+	// has it (a blank `q` is the whole list). Terms are separated by spaces and must all hold;
+	// `OR` between two terms means either, and binds tighter than the space (`a b OR c` is
+	// a and (b or c)); `-` right before a term negates it. Values with spaces, quotes or
+	// parentheses are written in double quotes, `\"` and `\\` inside.
+	//
+	// * `word`, `"two words"`: the item's `displayName` in the request's language contains it,
+	//   in any letter case (with `language=all`, in any locale).
+	// * `name:word`: `displayName` in any of the 18 locales contains it; `name=text` equals it.
+	// * `path:value`: a text contains the value in any letter case (Unicode simple case
+	//   folding, as Go's `strings.EqualFold`: `Σ`, `σ` and `ς` are one, `ß` and `ss` are not);
+	//   a number or a boolean equals it.
+	// * `path=value`: equals it exactly: a text byte for byte, except a UUID, which matches in
+	//   any letter case; a number or a boolean.
+	// * `path>value`, `path>=value`, `path<value`, `path<=value`: numbers, and RFC 3339
+	//   date-times (`startTime>=2021-01-12T00:00:00Z` compares instants).
+	// * `path=null` (or `:`), `null` not quoted, matches a null value (`contentTierUuid=null`);
+	//   `"null"` is text, and so is a bare word `null`.
+	// * A path is field names joined by dots, through objects (`shopData.cost`) and arrays,
+	//   where it holds when any element matches (`levels.uuid=…`, `chromas.displayName:red`).
+	//   A path that reaches no value in an item (a null object on the way, an empty array) does
+	//   not match, and negated it does. With `language=all`, a localized text matches when
+	//   its text in any locale does.
+	//
+	// ```
+	// query = term { space [ "OR" space ] term }
+	// term  = [ "-" ] ( path op value | value )
+	// path  = name { "." name }                ; name: ASCII letters, digits, '_'
+	// op    = ":" | "=" | ">" | ">=" | "<" | "<="
+	// value = word | '"' { char | '\"' | '\\' } '"'   ; word: no space, quote or parenthesis
+	// ```
+	//
+	// Paths are the item schema's fields and the fields the upstream added to this version's
+	// items (`refdata_unknown_fields`); `name` is `displayName` in every locale. A term
+	// naming any other path, with a bad operator (`==`, `=>`, `!=`), comparing with `<` or
+	// `>` what is neither a number nor a date-time, or leaving a quote open, is 400, and
+	// the message names the term and where it is: `q: term 2 ("cost=>5", at character 10):
+	// bad operator "=>"; use one of : = > >= < <=`. At most 512 characters and 16 terms.
+	// The answer is the list's: the envelope, a strong ETag per encoding, 304, the route's
+	// Cache-Control (pinned: `immutable`), and `Content-Location` naming the pinned URL
+	// with the query in canonical form (`language` left out for en-US, `q` with single
+	// spaces and values quoted only where they must be, `fields` sorted). Answers are
+	// kept by that form, so a repeated query costs a look-up. Examples: `vandal`,
+	// `chromas.displayName:red`, `levels.uuid=2a6a4c9b-4a3b-98bd-9a0a-6bb4d25dbee6`,
+	// `shopData.cost>=2000`, `name:Phantom -contentTierUuid=null`,
+	// `startTime>=2021-01-12T00:00:00Z endTime<2022-01-01T00:00:00Z`, `"Prime 2.0" OR Reaver`.
+	Q *Q `form:"q,omitempty" json:"q,omitempty"`
+
+	// Fields Keeps only these paths of each item (of the list `q` selects, or of the one item):
+	// paths joined by commas (`uuid,displayName,chromas.uuid`), each field names joined by
+	// dots as in `q`. A path keeps a field whole (an object, an array, a localized text with
+	// `language=all`), or fields inside an object, and inside each object of an array
+	// (`chromas.uuid` keeps each chroma's uuid); a value without fields on the way (a null)
+	// is kept whole. Kept members keep their order and bytes. An unknown path is 400 naming
+	// it; at most 32 paths and 512 characters. The answer's envelope lists the paths kept
+	// in canonical form (sorted, each once, none below another):
+	// `{"status":200,"fields":["displayName","uuid"],"data":…}` (`FieldsListBody`,
+	// `FieldsItemBody`).
+	Fields *Fields `form:"fields,omitempty" json:"fields,omitempty"`
 }
 
 // ListAgentsParamsIsPlayableCharacter defines parameters for ListAgents.
@@ -4555,6 +4652,18 @@ type GetAgentParams struct {
 	// spelling is the one to send. Anything else is 400, and so is the parameter given
 	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
+
+	// Fields Keeps only these paths of each item (of the list `q` selects, or of the one item):
+	// paths joined by commas (`uuid,displayName,chromas.uuid`), each field names joined by
+	// dots as in `q`. A path keeps a field whole (an object, an array, a localized text with
+	// `language=all`), or fields inside an object, and inside each object of an array
+	// (`chromas.uuid` keeps each chroma's uuid); a value without fields on the way (a null)
+	// is kept whole. Kept members keep their order and bytes. An unknown path is 400 naming
+	// it; at most 32 paths and 512 characters. The answer's envelope lists the paths kept
+	// in canonical form (sorted, each once, none below another):
+	// `{"status":200,"fields":["displayName","uuid"],"data":…}` (`FieldsListBody`,
+	// `FieldsItemBody`).
+	Fields *Fields `form:"fields,omitempty" json:"fields,omitempty"`
 }
 
 // ListBuddiesParams defines parameters for ListBuddies.
@@ -4567,6 +4676,66 @@ type ListBuddiesParams struct {
 	// spelling is the one to send. Anything else is 400, and so is the parameter given
 	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
+
+	// Q Keeps the items a query matches, in the list's order, each byte for byte as the list
+	// has it (a blank `q` is the whole list). Terms are separated by spaces and must all hold;
+	// `OR` between two terms means either, and binds tighter than the space (`a b OR c` is
+	// a and (b or c)); `-` right before a term negates it. Values with spaces, quotes or
+	// parentheses are written in double quotes, `\"` and `\\` inside.
+	//
+	// * `word`, `"two words"`: the item's `displayName` in the request's language contains it,
+	//   in any letter case (with `language=all`, in any locale).
+	// * `name:word`: `displayName` in any of the 18 locales contains it; `name=text` equals it.
+	// * `path:value`: a text contains the value in any letter case (Unicode simple case
+	//   folding, as Go's `strings.EqualFold`: `Σ`, `σ` and `ς` are one, `ß` and `ss` are not);
+	//   a number or a boolean equals it.
+	// * `path=value`: equals it exactly: a text byte for byte, except a UUID, which matches in
+	//   any letter case; a number or a boolean.
+	// * `path>value`, `path>=value`, `path<value`, `path<=value`: numbers, and RFC 3339
+	//   date-times (`startTime>=2021-01-12T00:00:00Z` compares instants).
+	// * `path=null` (or `:`), `null` not quoted, matches a null value (`contentTierUuid=null`);
+	//   `"null"` is text, and so is a bare word `null`.
+	// * A path is field names joined by dots, through objects (`shopData.cost`) and arrays,
+	//   where it holds when any element matches (`levels.uuid=…`, `chromas.displayName:red`).
+	//   A path that reaches no value in an item (a null object on the way, an empty array) does
+	//   not match, and negated it does. With `language=all`, a localized text matches when
+	//   its text in any locale does.
+	//
+	// ```
+	// query = term { space [ "OR" space ] term }
+	// term  = [ "-" ] ( path op value | value )
+	// path  = name { "." name }                ; name: ASCII letters, digits, '_'
+	// op    = ":" | "=" | ">" | ">=" | "<" | "<="
+	// value = word | '"' { char | '\"' | '\\' } '"'   ; word: no space, quote or parenthesis
+	// ```
+	//
+	// Paths are the item schema's fields and the fields the upstream added to this version's
+	// items (`refdata_unknown_fields`); `name` is `displayName` in every locale. A term
+	// naming any other path, with a bad operator (`==`, `=>`, `!=`), comparing with `<` or
+	// `>` what is neither a number nor a date-time, or leaving a quote open, is 400, and
+	// the message names the term and where it is: `q: term 2 ("cost=>5", at character 10):
+	// bad operator "=>"; use one of : = > >= < <=`. At most 512 characters and 16 terms.
+	// The answer is the list's: the envelope, a strong ETag per encoding, 304, the route's
+	// Cache-Control (pinned: `immutable`), and `Content-Location` naming the pinned URL
+	// with the query in canonical form (`language` left out for en-US, `q` with single
+	// spaces and values quoted only where they must be, `fields` sorted). Answers are
+	// kept by that form, so a repeated query costs a look-up. Examples: `vandal`,
+	// `chromas.displayName:red`, `levels.uuid=2a6a4c9b-4a3b-98bd-9a0a-6bb4d25dbee6`,
+	// `shopData.cost>=2000`, `name:Phantom -contentTierUuid=null`,
+	// `startTime>=2021-01-12T00:00:00Z endTime<2022-01-01T00:00:00Z`, `"Prime 2.0" OR Reaver`.
+	Q *Q `form:"q,omitempty" json:"q,omitempty"`
+
+	// Fields Keeps only these paths of each item (of the list `q` selects, or of the one item):
+	// paths joined by commas (`uuid,displayName,chromas.uuid`), each field names joined by
+	// dots as in `q`. A path keeps a field whole (an object, an array, a localized text with
+	// `language=all`), or fields inside an object, and inside each object of an array
+	// (`chromas.uuid` keeps each chroma's uuid); a value without fields on the way (a null)
+	// is kept whole. Kept members keep their order and bytes. An unknown path is 400 naming
+	// it; at most 32 paths and 512 characters. The answer's envelope lists the paths kept
+	// in canonical form (sorted, each once, none below another):
+	// `{"status":200,"fields":["displayName","uuid"],"data":…}` (`FieldsListBody`,
+	// `FieldsItemBody`).
+	Fields *Fields `form:"fields,omitempty" json:"fields,omitempty"`
 }
 
 // ListBuddyLevelsParams defines parameters for ListBuddyLevels.
@@ -4579,6 +4748,66 @@ type ListBuddyLevelsParams struct {
 	// spelling is the one to send. Anything else is 400, and so is the parameter given
 	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
+
+	// Q Keeps the items a query matches, in the list's order, each byte for byte as the list
+	// has it (a blank `q` is the whole list). Terms are separated by spaces and must all hold;
+	// `OR` between two terms means either, and binds tighter than the space (`a b OR c` is
+	// a and (b or c)); `-` right before a term negates it. Values with spaces, quotes or
+	// parentheses are written in double quotes, `\"` and `\\` inside.
+	//
+	// * `word`, `"two words"`: the item's `displayName` in the request's language contains it,
+	//   in any letter case (with `language=all`, in any locale).
+	// * `name:word`: `displayName` in any of the 18 locales contains it; `name=text` equals it.
+	// * `path:value`: a text contains the value in any letter case (Unicode simple case
+	//   folding, as Go's `strings.EqualFold`: `Σ`, `σ` and `ς` are one, `ß` and `ss` are not);
+	//   a number or a boolean equals it.
+	// * `path=value`: equals it exactly: a text byte for byte, except a UUID, which matches in
+	//   any letter case; a number or a boolean.
+	// * `path>value`, `path>=value`, `path<value`, `path<=value`: numbers, and RFC 3339
+	//   date-times (`startTime>=2021-01-12T00:00:00Z` compares instants).
+	// * `path=null` (or `:`), `null` not quoted, matches a null value (`contentTierUuid=null`);
+	//   `"null"` is text, and so is a bare word `null`.
+	// * A path is field names joined by dots, through objects (`shopData.cost`) and arrays,
+	//   where it holds when any element matches (`levels.uuid=…`, `chromas.displayName:red`).
+	//   A path that reaches no value in an item (a null object on the way, an empty array) does
+	//   not match, and negated it does. With `language=all`, a localized text matches when
+	//   its text in any locale does.
+	//
+	// ```
+	// query = term { space [ "OR" space ] term }
+	// term  = [ "-" ] ( path op value | value )
+	// path  = name { "." name }                ; name: ASCII letters, digits, '_'
+	// op    = ":" | "=" | ">" | ">=" | "<" | "<="
+	// value = word | '"' { char | '\"' | '\\' } '"'   ; word: no space, quote or parenthesis
+	// ```
+	//
+	// Paths are the item schema's fields and the fields the upstream added to this version's
+	// items (`refdata_unknown_fields`); `name` is `displayName` in every locale. A term
+	// naming any other path, with a bad operator (`==`, `=>`, `!=`), comparing with `<` or
+	// `>` what is neither a number nor a date-time, or leaving a quote open, is 400, and
+	// the message names the term and where it is: `q: term 2 ("cost=>5", at character 10):
+	// bad operator "=>"; use one of : = > >= < <=`. At most 512 characters and 16 terms.
+	// The answer is the list's: the envelope, a strong ETag per encoding, 304, the route's
+	// Cache-Control (pinned: `immutable`), and `Content-Location` naming the pinned URL
+	// with the query in canonical form (`language` left out for en-US, `q` with single
+	// spaces and values quoted only where they must be, `fields` sorted). Answers are
+	// kept by that form, so a repeated query costs a look-up. Examples: `vandal`,
+	// `chromas.displayName:red`, `levels.uuid=2a6a4c9b-4a3b-98bd-9a0a-6bb4d25dbee6`,
+	// `shopData.cost>=2000`, `name:Phantom -contentTierUuid=null`,
+	// `startTime>=2021-01-12T00:00:00Z endTime<2022-01-01T00:00:00Z`, `"Prime 2.0" OR Reaver`.
+	Q *Q `form:"q,omitempty" json:"q,omitempty"`
+
+	// Fields Keeps only these paths of each item (of the list `q` selects, or of the one item):
+	// paths joined by commas (`uuid,displayName,chromas.uuid`), each field names joined by
+	// dots as in `q`. A path keeps a field whole (an object, an array, a localized text with
+	// `language=all`), or fields inside an object, and inside each object of an array
+	// (`chromas.uuid` keeps each chroma's uuid); a value without fields on the way (a null)
+	// is kept whole. Kept members keep their order and bytes. An unknown path is 400 naming
+	// it; at most 32 paths and 512 characters. The answer's envelope lists the paths kept
+	// in canonical form (sorted, each once, none below another):
+	// `{"status":200,"fields":["displayName","uuid"],"data":…}` (`FieldsListBody`,
+	// `FieldsItemBody`).
+	Fields *Fields `form:"fields,omitempty" json:"fields,omitempty"`
 }
 
 // GetBuddyLevelParams defines parameters for GetBuddyLevel.
@@ -4591,6 +4820,18 @@ type GetBuddyLevelParams struct {
 	// spelling is the one to send. Anything else is 400, and so is the parameter given
 	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
+
+	// Fields Keeps only these paths of each item (of the list `q` selects, or of the one item):
+	// paths joined by commas (`uuid,displayName,chromas.uuid`), each field names joined by
+	// dots as in `q`. A path keeps a field whole (an object, an array, a localized text with
+	// `language=all`), or fields inside an object, and inside each object of an array
+	// (`chromas.uuid` keeps each chroma's uuid); a value without fields on the way (a null)
+	// is kept whole. Kept members keep their order and bytes. An unknown path is 400 naming
+	// it; at most 32 paths and 512 characters. The answer's envelope lists the paths kept
+	// in canonical form (sorted, each once, none below another):
+	// `{"status":200,"fields":["displayName","uuid"],"data":…}` (`FieldsListBody`,
+	// `FieldsItemBody`).
+	Fields *Fields `form:"fields,omitempty" json:"fields,omitempty"`
 }
 
 // GetBuddyParams defines parameters for GetBuddy.
@@ -4603,6 +4844,18 @@ type GetBuddyParams struct {
 	// spelling is the one to send. Anything else is 400, and so is the parameter given
 	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
+
+	// Fields Keeps only these paths of each item (of the list `q` selects, or of the one item):
+	// paths joined by commas (`uuid,displayName,chromas.uuid`), each field names joined by
+	// dots as in `q`. A path keeps a field whole (an object, an array, a localized text with
+	// `language=all`), or fields inside an object, and inside each object of an array
+	// (`chromas.uuid` keeps each chroma's uuid); a value without fields on the way (a null)
+	// is kept whole. Kept members keep their order and bytes. An unknown path is 400 naming
+	// it; at most 32 paths and 512 characters. The answer's envelope lists the paths kept
+	// in canonical form (sorted, each once, none below another):
+	// `{"status":200,"fields":["displayName","uuid"],"data":…}` (`FieldsListBody`,
+	// `FieldsItemBody`).
+	Fields *Fields `form:"fields,omitempty" json:"fields,omitempty"`
 }
 
 // ListBundlesParams defines parameters for ListBundles.
@@ -4615,6 +4868,66 @@ type ListBundlesParams struct {
 	// spelling is the one to send. Anything else is 400, and so is the parameter given
 	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
+
+	// Q Keeps the items a query matches, in the list's order, each byte for byte as the list
+	// has it (a blank `q` is the whole list). Terms are separated by spaces and must all hold;
+	// `OR` between two terms means either, and binds tighter than the space (`a b OR c` is
+	// a and (b or c)); `-` right before a term negates it. Values with spaces, quotes or
+	// parentheses are written in double quotes, `\"` and `\\` inside.
+	//
+	// * `word`, `"two words"`: the item's `displayName` in the request's language contains it,
+	//   in any letter case (with `language=all`, in any locale).
+	// * `name:word`: `displayName` in any of the 18 locales contains it; `name=text` equals it.
+	// * `path:value`: a text contains the value in any letter case (Unicode simple case
+	//   folding, as Go's `strings.EqualFold`: `Σ`, `σ` and `ς` are one, `ß` and `ss` are not);
+	//   a number or a boolean equals it.
+	// * `path=value`: equals it exactly: a text byte for byte, except a UUID, which matches in
+	//   any letter case; a number or a boolean.
+	// * `path>value`, `path>=value`, `path<value`, `path<=value`: numbers, and RFC 3339
+	//   date-times (`startTime>=2021-01-12T00:00:00Z` compares instants).
+	// * `path=null` (or `:`), `null` not quoted, matches a null value (`contentTierUuid=null`);
+	//   `"null"` is text, and so is a bare word `null`.
+	// * A path is field names joined by dots, through objects (`shopData.cost`) and arrays,
+	//   where it holds when any element matches (`levels.uuid=…`, `chromas.displayName:red`).
+	//   A path that reaches no value in an item (a null object on the way, an empty array) does
+	//   not match, and negated it does. With `language=all`, a localized text matches when
+	//   its text in any locale does.
+	//
+	// ```
+	// query = term { space [ "OR" space ] term }
+	// term  = [ "-" ] ( path op value | value )
+	// path  = name { "." name }                ; name: ASCII letters, digits, '_'
+	// op    = ":" | "=" | ">" | ">=" | "<" | "<="
+	// value = word | '"' { char | '\"' | '\\' } '"'   ; word: no space, quote or parenthesis
+	// ```
+	//
+	// Paths are the item schema's fields and the fields the upstream added to this version's
+	// items (`refdata_unknown_fields`); `name` is `displayName` in every locale. A term
+	// naming any other path, with a bad operator (`==`, `=>`, `!=`), comparing with `<` or
+	// `>` what is neither a number nor a date-time, or leaving a quote open, is 400, and
+	// the message names the term and where it is: `q: term 2 ("cost=>5", at character 10):
+	// bad operator "=>"; use one of : = > >= < <=`. At most 512 characters and 16 terms.
+	// The answer is the list's: the envelope, a strong ETag per encoding, 304, the route's
+	// Cache-Control (pinned: `immutable`), and `Content-Location` naming the pinned URL
+	// with the query in canonical form (`language` left out for en-US, `q` with single
+	// spaces and values quoted only where they must be, `fields` sorted). Answers are
+	// kept by that form, so a repeated query costs a look-up. Examples: `vandal`,
+	// `chromas.displayName:red`, `levels.uuid=2a6a4c9b-4a3b-98bd-9a0a-6bb4d25dbee6`,
+	// `shopData.cost>=2000`, `name:Phantom -contentTierUuid=null`,
+	// `startTime>=2021-01-12T00:00:00Z endTime<2022-01-01T00:00:00Z`, `"Prime 2.0" OR Reaver`.
+	Q *Q `form:"q,omitempty" json:"q,omitempty"`
+
+	// Fields Keeps only these paths of each item (of the list `q` selects, or of the one item):
+	// paths joined by commas (`uuid,displayName,chromas.uuid`), each field names joined by
+	// dots as in `q`. A path keeps a field whole (an object, an array, a localized text with
+	// `language=all`), or fields inside an object, and inside each object of an array
+	// (`chromas.uuid` keeps each chroma's uuid); a value without fields on the way (a null)
+	// is kept whole. Kept members keep their order and bytes. An unknown path is 400 naming
+	// it; at most 32 paths and 512 characters. The answer's envelope lists the paths kept
+	// in canonical form (sorted, each once, none below another):
+	// `{"status":200,"fields":["displayName","uuid"],"data":…}` (`FieldsListBody`,
+	// `FieldsItemBody`).
+	Fields *Fields `form:"fields,omitempty" json:"fields,omitempty"`
 }
 
 // GetBundleParams defines parameters for GetBundle.
@@ -4627,6 +4940,18 @@ type GetBundleParams struct {
 	// spelling is the one to send. Anything else is 400, and so is the parameter given
 	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
+
+	// Fields Keeps only these paths of each item (of the list `q` selects, or of the one item):
+	// paths joined by commas (`uuid,displayName,chromas.uuid`), each field names joined by
+	// dots as in `q`. A path keeps a field whole (an object, an array, a localized text with
+	// `language=all`), or fields inside an object, and inside each object of an array
+	// (`chromas.uuid` keeps each chroma's uuid); a value without fields on the way (a null)
+	// is kept whole. Kept members keep their order and bytes. An unknown path is 400 naming
+	// it; at most 32 paths and 512 characters. The answer's envelope lists the paths kept
+	// in canonical form (sorted, each once, none below another):
+	// `{"status":200,"fields":["displayName","uuid"],"data":…}` (`FieldsListBody`,
+	// `FieldsItemBody`).
+	Fields *Fields `form:"fields,omitempty" json:"fields,omitempty"`
 }
 
 // ListCeremoniesParams defines parameters for ListCeremonies.
@@ -4639,6 +4964,66 @@ type ListCeremoniesParams struct {
 	// spelling is the one to send. Anything else is 400, and so is the parameter given
 	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
+
+	// Q Keeps the items a query matches, in the list's order, each byte for byte as the list
+	// has it (a blank `q` is the whole list). Terms are separated by spaces and must all hold;
+	// `OR` between two terms means either, and binds tighter than the space (`a b OR c` is
+	// a and (b or c)); `-` right before a term negates it. Values with spaces, quotes or
+	// parentheses are written in double quotes, `\"` and `\\` inside.
+	//
+	// * `word`, `"two words"`: the item's `displayName` in the request's language contains it,
+	//   in any letter case (with `language=all`, in any locale).
+	// * `name:word`: `displayName` in any of the 18 locales contains it; `name=text` equals it.
+	// * `path:value`: a text contains the value in any letter case (Unicode simple case
+	//   folding, as Go's `strings.EqualFold`: `Σ`, `σ` and `ς` are one, `ß` and `ss` are not);
+	//   a number or a boolean equals it.
+	// * `path=value`: equals it exactly: a text byte for byte, except a UUID, which matches in
+	//   any letter case; a number or a boolean.
+	// * `path>value`, `path>=value`, `path<value`, `path<=value`: numbers, and RFC 3339
+	//   date-times (`startTime>=2021-01-12T00:00:00Z` compares instants).
+	// * `path=null` (or `:`), `null` not quoted, matches a null value (`contentTierUuid=null`);
+	//   `"null"` is text, and so is a bare word `null`.
+	// * A path is field names joined by dots, through objects (`shopData.cost`) and arrays,
+	//   where it holds when any element matches (`levels.uuid=…`, `chromas.displayName:red`).
+	//   A path that reaches no value in an item (a null object on the way, an empty array) does
+	//   not match, and negated it does. With `language=all`, a localized text matches when
+	//   its text in any locale does.
+	//
+	// ```
+	// query = term { space [ "OR" space ] term }
+	// term  = [ "-" ] ( path op value | value )
+	// path  = name { "." name }                ; name: ASCII letters, digits, '_'
+	// op    = ":" | "=" | ">" | ">=" | "<" | "<="
+	// value = word | '"' { char | '\"' | '\\' } '"'   ; word: no space, quote or parenthesis
+	// ```
+	//
+	// Paths are the item schema's fields and the fields the upstream added to this version's
+	// items (`refdata_unknown_fields`); `name` is `displayName` in every locale. A term
+	// naming any other path, with a bad operator (`==`, `=>`, `!=`), comparing with `<` or
+	// `>` what is neither a number nor a date-time, or leaving a quote open, is 400, and
+	// the message names the term and where it is: `q: term 2 ("cost=>5", at character 10):
+	// bad operator "=>"; use one of : = > >= < <=`. At most 512 characters and 16 terms.
+	// The answer is the list's: the envelope, a strong ETag per encoding, 304, the route's
+	// Cache-Control (pinned: `immutable`), and `Content-Location` naming the pinned URL
+	// with the query in canonical form (`language` left out for en-US, `q` with single
+	// spaces and values quoted only where they must be, `fields` sorted). Answers are
+	// kept by that form, so a repeated query costs a look-up. Examples: `vandal`,
+	// `chromas.displayName:red`, `levels.uuid=2a6a4c9b-4a3b-98bd-9a0a-6bb4d25dbee6`,
+	// `shopData.cost>=2000`, `name:Phantom -contentTierUuid=null`,
+	// `startTime>=2021-01-12T00:00:00Z endTime<2022-01-01T00:00:00Z`, `"Prime 2.0" OR Reaver`.
+	Q *Q `form:"q,omitempty" json:"q,omitempty"`
+
+	// Fields Keeps only these paths of each item (of the list `q` selects, or of the one item):
+	// paths joined by commas (`uuid,displayName,chromas.uuid`), each field names joined by
+	// dots as in `q`. A path keeps a field whole (an object, an array, a localized text with
+	// `language=all`), or fields inside an object, and inside each object of an array
+	// (`chromas.uuid` keeps each chroma's uuid); a value without fields on the way (a null)
+	// is kept whole. Kept members keep their order and bytes. An unknown path is 400 naming
+	// it; at most 32 paths and 512 characters. The answer's envelope lists the paths kept
+	// in canonical form (sorted, each once, none below another):
+	// `{"status":200,"fields":["displayName","uuid"],"data":…}` (`FieldsListBody`,
+	// `FieldsItemBody`).
+	Fields *Fields `form:"fields,omitempty" json:"fields,omitempty"`
 }
 
 // GetCeremonyParams defines parameters for GetCeremony.
@@ -4651,6 +5036,18 @@ type GetCeremonyParams struct {
 	// spelling is the one to send. Anything else is 400, and so is the parameter given
 	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
+
+	// Fields Keeps only these paths of each item (of the list `q` selects, or of the one item):
+	// paths joined by commas (`uuid,displayName,chromas.uuid`), each field names joined by
+	// dots as in `q`. A path keeps a field whole (an object, an array, a localized text with
+	// `language=all`), or fields inside an object, and inside each object of an array
+	// (`chromas.uuid` keeps each chroma's uuid); a value without fields on the way (a null)
+	// is kept whole. Kept members keep their order and bytes. An unknown path is 400 naming
+	// it; at most 32 paths and 512 characters. The answer's envelope lists the paths kept
+	// in canonical form (sorted, each once, none below another):
+	// `{"status":200,"fields":["displayName","uuid"],"data":…}` (`FieldsListBody`,
+	// `FieldsItemBody`).
+	Fields *Fields `form:"fields,omitempty" json:"fields,omitempty"`
 }
 
 // ListCompetitiveTierSetsParams defines parameters for ListCompetitiveTierSets.
@@ -4663,6 +5060,66 @@ type ListCompetitiveTierSetsParams struct {
 	// spelling is the one to send. Anything else is 400, and so is the parameter given
 	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
+
+	// Q Keeps the items a query matches, in the list's order, each byte for byte as the list
+	// has it (a blank `q` is the whole list). Terms are separated by spaces and must all hold;
+	// `OR` between two terms means either, and binds tighter than the space (`a b OR c` is
+	// a and (b or c)); `-` right before a term negates it. Values with spaces, quotes or
+	// parentheses are written in double quotes, `\"` and `\\` inside.
+	//
+	// * `word`, `"two words"`: the item's `displayName` in the request's language contains it,
+	//   in any letter case (with `language=all`, in any locale).
+	// * `name:word`: `displayName` in any of the 18 locales contains it; `name=text` equals it.
+	// * `path:value`: a text contains the value in any letter case (Unicode simple case
+	//   folding, as Go's `strings.EqualFold`: `Σ`, `σ` and `ς` are one, `ß` and `ss` are not);
+	//   a number or a boolean equals it.
+	// * `path=value`: equals it exactly: a text byte for byte, except a UUID, which matches in
+	//   any letter case; a number or a boolean.
+	// * `path>value`, `path>=value`, `path<value`, `path<=value`: numbers, and RFC 3339
+	//   date-times (`startTime>=2021-01-12T00:00:00Z` compares instants).
+	// * `path=null` (or `:`), `null` not quoted, matches a null value (`contentTierUuid=null`);
+	//   `"null"` is text, and so is a bare word `null`.
+	// * A path is field names joined by dots, through objects (`shopData.cost`) and arrays,
+	//   where it holds when any element matches (`levels.uuid=…`, `chromas.displayName:red`).
+	//   A path that reaches no value in an item (a null object on the way, an empty array) does
+	//   not match, and negated it does. With `language=all`, a localized text matches when
+	//   its text in any locale does.
+	//
+	// ```
+	// query = term { space [ "OR" space ] term }
+	// term  = [ "-" ] ( path op value | value )
+	// path  = name { "." name }                ; name: ASCII letters, digits, '_'
+	// op    = ":" | "=" | ">" | ">=" | "<" | "<="
+	// value = word | '"' { char | '\"' | '\\' } '"'   ; word: no space, quote or parenthesis
+	// ```
+	//
+	// Paths are the item schema's fields and the fields the upstream added to this version's
+	// items (`refdata_unknown_fields`); `name` is `displayName` in every locale. A term
+	// naming any other path, with a bad operator (`==`, `=>`, `!=`), comparing with `<` or
+	// `>` what is neither a number nor a date-time, or leaving a quote open, is 400, and
+	// the message names the term and where it is: `q: term 2 ("cost=>5", at character 10):
+	// bad operator "=>"; use one of : = > >= < <=`. At most 512 characters and 16 terms.
+	// The answer is the list's: the envelope, a strong ETag per encoding, 304, the route's
+	// Cache-Control (pinned: `immutable`), and `Content-Location` naming the pinned URL
+	// with the query in canonical form (`language` left out for en-US, `q` with single
+	// spaces and values quoted only where they must be, `fields` sorted). Answers are
+	// kept by that form, so a repeated query costs a look-up. Examples: `vandal`,
+	// `chromas.displayName:red`, `levels.uuid=2a6a4c9b-4a3b-98bd-9a0a-6bb4d25dbee6`,
+	// `shopData.cost>=2000`, `name:Phantom -contentTierUuid=null`,
+	// `startTime>=2021-01-12T00:00:00Z endTime<2022-01-01T00:00:00Z`, `"Prime 2.0" OR Reaver`.
+	Q *Q `form:"q,omitempty" json:"q,omitempty"`
+
+	// Fields Keeps only these paths of each item (of the list `q` selects, or of the one item):
+	// paths joined by commas (`uuid,displayName,chromas.uuid`), each field names joined by
+	// dots as in `q`. A path keeps a field whole (an object, an array, a localized text with
+	// `language=all`), or fields inside an object, and inside each object of an array
+	// (`chromas.uuid` keeps each chroma's uuid); a value without fields on the way (a null)
+	// is kept whole. Kept members keep their order and bytes. An unknown path is 400 naming
+	// it; at most 32 paths and 512 characters. The answer's envelope lists the paths kept
+	// in canonical form (sorted, each once, none below another):
+	// `{"status":200,"fields":["displayName","uuid"],"data":…}` (`FieldsListBody`,
+	// `FieldsItemBody`).
+	Fields *Fields `form:"fields,omitempty" json:"fields,omitempty"`
 }
 
 // GetCompetitiveTierSetParams defines parameters for GetCompetitiveTierSet.
@@ -4675,6 +5132,18 @@ type GetCompetitiveTierSetParams struct {
 	// spelling is the one to send. Anything else is 400, and so is the parameter given
 	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
+
+	// Fields Keeps only these paths of each item (of the list `q` selects, or of the one item):
+	// paths joined by commas (`uuid,displayName,chromas.uuid`), each field names joined by
+	// dots as in `q`. A path keeps a field whole (an object, an array, a localized text with
+	// `language=all`), or fields inside an object, and inside each object of an array
+	// (`chromas.uuid` keeps each chroma's uuid); a value without fields on the way (a null)
+	// is kept whole. Kept members keep their order and bytes. An unknown path is 400 naming
+	// it; at most 32 paths and 512 characters. The answer's envelope lists the paths kept
+	// in canonical form (sorted, each once, none below another):
+	// `{"status":200,"fields":["displayName","uuid"],"data":…}` (`FieldsListBody`,
+	// `FieldsItemBody`).
+	Fields *Fields `form:"fields,omitempty" json:"fields,omitempty"`
 }
 
 // ListContentTiersParams defines parameters for ListContentTiers.
@@ -4687,6 +5156,66 @@ type ListContentTiersParams struct {
 	// spelling is the one to send. Anything else is 400, and so is the parameter given
 	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
+
+	// Q Keeps the items a query matches, in the list's order, each byte for byte as the list
+	// has it (a blank `q` is the whole list). Terms are separated by spaces and must all hold;
+	// `OR` between two terms means either, and binds tighter than the space (`a b OR c` is
+	// a and (b or c)); `-` right before a term negates it. Values with spaces, quotes or
+	// parentheses are written in double quotes, `\"` and `\\` inside.
+	//
+	// * `word`, `"two words"`: the item's `displayName` in the request's language contains it,
+	//   in any letter case (with `language=all`, in any locale).
+	// * `name:word`: `displayName` in any of the 18 locales contains it; `name=text` equals it.
+	// * `path:value`: a text contains the value in any letter case (Unicode simple case
+	//   folding, as Go's `strings.EqualFold`: `Σ`, `σ` and `ς` are one, `ß` and `ss` are not);
+	//   a number or a boolean equals it.
+	// * `path=value`: equals it exactly: a text byte for byte, except a UUID, which matches in
+	//   any letter case; a number or a boolean.
+	// * `path>value`, `path>=value`, `path<value`, `path<=value`: numbers, and RFC 3339
+	//   date-times (`startTime>=2021-01-12T00:00:00Z` compares instants).
+	// * `path=null` (or `:`), `null` not quoted, matches a null value (`contentTierUuid=null`);
+	//   `"null"` is text, and so is a bare word `null`.
+	// * A path is field names joined by dots, through objects (`shopData.cost`) and arrays,
+	//   where it holds when any element matches (`levels.uuid=…`, `chromas.displayName:red`).
+	//   A path that reaches no value in an item (a null object on the way, an empty array) does
+	//   not match, and negated it does. With `language=all`, a localized text matches when
+	//   its text in any locale does.
+	//
+	// ```
+	// query = term { space [ "OR" space ] term }
+	// term  = [ "-" ] ( path op value | value )
+	// path  = name { "." name }                ; name: ASCII letters, digits, '_'
+	// op    = ":" | "=" | ">" | ">=" | "<" | "<="
+	// value = word | '"' { char | '\"' | '\\' } '"'   ; word: no space, quote or parenthesis
+	// ```
+	//
+	// Paths are the item schema's fields and the fields the upstream added to this version's
+	// items (`refdata_unknown_fields`); `name` is `displayName` in every locale. A term
+	// naming any other path, with a bad operator (`==`, `=>`, `!=`), comparing with `<` or
+	// `>` what is neither a number nor a date-time, or leaving a quote open, is 400, and
+	// the message names the term and where it is: `q: term 2 ("cost=>5", at character 10):
+	// bad operator "=>"; use one of : = > >= < <=`. At most 512 characters and 16 terms.
+	// The answer is the list's: the envelope, a strong ETag per encoding, 304, the route's
+	// Cache-Control (pinned: `immutable`), and `Content-Location` naming the pinned URL
+	// with the query in canonical form (`language` left out for en-US, `q` with single
+	// spaces and values quoted only where they must be, `fields` sorted). Answers are
+	// kept by that form, so a repeated query costs a look-up. Examples: `vandal`,
+	// `chromas.displayName:red`, `levels.uuid=2a6a4c9b-4a3b-98bd-9a0a-6bb4d25dbee6`,
+	// `shopData.cost>=2000`, `name:Phantom -contentTierUuid=null`,
+	// `startTime>=2021-01-12T00:00:00Z endTime<2022-01-01T00:00:00Z`, `"Prime 2.0" OR Reaver`.
+	Q *Q `form:"q,omitempty" json:"q,omitempty"`
+
+	// Fields Keeps only these paths of each item (of the list `q` selects, or of the one item):
+	// paths joined by commas (`uuid,displayName,chromas.uuid`), each field names joined by
+	// dots as in `q`. A path keeps a field whole (an object, an array, a localized text with
+	// `language=all`), or fields inside an object, and inside each object of an array
+	// (`chromas.uuid` keeps each chroma's uuid); a value without fields on the way (a null)
+	// is kept whole. Kept members keep their order and bytes. An unknown path is 400 naming
+	// it; at most 32 paths and 512 characters. The answer's envelope lists the paths kept
+	// in canonical form (sorted, each once, none below another):
+	// `{"status":200,"fields":["displayName","uuid"],"data":…}` (`FieldsListBody`,
+	// `FieldsItemBody`).
+	Fields *Fields `form:"fields,omitempty" json:"fields,omitempty"`
 }
 
 // GetContentTierParams defines parameters for GetContentTier.
@@ -4699,6 +5228,18 @@ type GetContentTierParams struct {
 	// spelling is the one to send. Anything else is 400, and so is the parameter given
 	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
+
+	// Fields Keeps only these paths of each item (of the list `q` selects, or of the one item):
+	// paths joined by commas (`uuid,displayName,chromas.uuid`), each field names joined by
+	// dots as in `q`. A path keeps a field whole (an object, an array, a localized text with
+	// `language=all`), or fields inside an object, and inside each object of an array
+	// (`chromas.uuid` keeps each chroma's uuid); a value without fields on the way (a null)
+	// is kept whole. Kept members keep their order and bytes. An unknown path is 400 naming
+	// it; at most 32 paths and 512 characters. The answer's envelope lists the paths kept
+	// in canonical form (sorted, each once, none below another):
+	// `{"status":200,"fields":["displayName","uuid"],"data":…}` (`FieldsListBody`,
+	// `FieldsItemBody`).
+	Fields *Fields `form:"fields,omitempty" json:"fields,omitempty"`
 }
 
 // ListContractsParams defines parameters for ListContracts.
@@ -4711,6 +5252,66 @@ type ListContractsParams struct {
 	// spelling is the one to send. Anything else is 400, and so is the parameter given
 	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
+
+	// Q Keeps the items a query matches, in the list's order, each byte for byte as the list
+	// has it (a blank `q` is the whole list). Terms are separated by spaces and must all hold;
+	// `OR` between two terms means either, and binds tighter than the space (`a b OR c` is
+	// a and (b or c)); `-` right before a term negates it. Values with spaces, quotes or
+	// parentheses are written in double quotes, `\"` and `\\` inside.
+	//
+	// * `word`, `"two words"`: the item's `displayName` in the request's language contains it,
+	//   in any letter case (with `language=all`, in any locale).
+	// * `name:word`: `displayName` in any of the 18 locales contains it; `name=text` equals it.
+	// * `path:value`: a text contains the value in any letter case (Unicode simple case
+	//   folding, as Go's `strings.EqualFold`: `Σ`, `σ` and `ς` are one, `ß` and `ss` are not);
+	//   a number or a boolean equals it.
+	// * `path=value`: equals it exactly: a text byte for byte, except a UUID, which matches in
+	//   any letter case; a number or a boolean.
+	// * `path>value`, `path>=value`, `path<value`, `path<=value`: numbers, and RFC 3339
+	//   date-times (`startTime>=2021-01-12T00:00:00Z` compares instants).
+	// * `path=null` (or `:`), `null` not quoted, matches a null value (`contentTierUuid=null`);
+	//   `"null"` is text, and so is a bare word `null`.
+	// * A path is field names joined by dots, through objects (`shopData.cost`) and arrays,
+	//   where it holds when any element matches (`levels.uuid=…`, `chromas.displayName:red`).
+	//   A path that reaches no value in an item (a null object on the way, an empty array) does
+	//   not match, and negated it does. With `language=all`, a localized text matches when
+	//   its text in any locale does.
+	//
+	// ```
+	// query = term { space [ "OR" space ] term }
+	// term  = [ "-" ] ( path op value | value )
+	// path  = name { "." name }                ; name: ASCII letters, digits, '_'
+	// op    = ":" | "=" | ">" | ">=" | "<" | "<="
+	// value = word | '"' { char | '\"' | '\\' } '"'   ; word: no space, quote or parenthesis
+	// ```
+	//
+	// Paths are the item schema's fields and the fields the upstream added to this version's
+	// items (`refdata_unknown_fields`); `name` is `displayName` in every locale. A term
+	// naming any other path, with a bad operator (`==`, `=>`, `!=`), comparing with `<` or
+	// `>` what is neither a number nor a date-time, or leaving a quote open, is 400, and
+	// the message names the term and where it is: `q: term 2 ("cost=>5", at character 10):
+	// bad operator "=>"; use one of : = > >= < <=`. At most 512 characters and 16 terms.
+	// The answer is the list's: the envelope, a strong ETag per encoding, 304, the route's
+	// Cache-Control (pinned: `immutable`), and `Content-Location` naming the pinned URL
+	// with the query in canonical form (`language` left out for en-US, `q` with single
+	// spaces and values quoted only where they must be, `fields` sorted). Answers are
+	// kept by that form, so a repeated query costs a look-up. Examples: `vandal`,
+	// `chromas.displayName:red`, `levels.uuid=2a6a4c9b-4a3b-98bd-9a0a-6bb4d25dbee6`,
+	// `shopData.cost>=2000`, `name:Phantom -contentTierUuid=null`,
+	// `startTime>=2021-01-12T00:00:00Z endTime<2022-01-01T00:00:00Z`, `"Prime 2.0" OR Reaver`.
+	Q *Q `form:"q,omitempty" json:"q,omitempty"`
+
+	// Fields Keeps only these paths of each item (of the list `q` selects, or of the one item):
+	// paths joined by commas (`uuid,displayName,chromas.uuid`), each field names joined by
+	// dots as in `q`. A path keeps a field whole (an object, an array, a localized text with
+	// `language=all`), or fields inside an object, and inside each object of an array
+	// (`chromas.uuid` keeps each chroma's uuid); a value without fields on the way (a null)
+	// is kept whole. Kept members keep their order and bytes. An unknown path is 400 naming
+	// it; at most 32 paths and 512 characters. The answer's envelope lists the paths kept
+	// in canonical form (sorted, each once, none below another):
+	// `{"status":200,"fields":["displayName","uuid"],"data":…}` (`FieldsListBody`,
+	// `FieldsItemBody`).
+	Fields *Fields `form:"fields,omitempty" json:"fields,omitempty"`
 }
 
 // GetContractParams defines parameters for GetContract.
@@ -4723,6 +5324,18 @@ type GetContractParams struct {
 	// spelling is the one to send. Anything else is 400, and so is the parameter given
 	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
+
+	// Fields Keeps only these paths of each item (of the list `q` selects, or of the one item):
+	// paths joined by commas (`uuid,displayName,chromas.uuid`), each field names joined by
+	// dots as in `q`. A path keeps a field whole (an object, an array, a localized text with
+	// `language=all`), or fields inside an object, and inside each object of an array
+	// (`chromas.uuid` keeps each chroma's uuid); a value without fields on the way (a null)
+	// is kept whole. Kept members keep their order and bytes. An unknown path is 400 naming
+	// it; at most 32 paths and 512 characters. The answer's envelope lists the paths kept
+	// in canonical form (sorted, each once, none below another):
+	// `{"status":200,"fields":["displayName","uuid"],"data":…}` (`FieldsListBody`,
+	// `FieldsItemBody`).
+	Fields *Fields `form:"fields,omitempty" json:"fields,omitempty"`
 }
 
 // ListCurrenciesParams defines parameters for ListCurrencies.
@@ -4735,6 +5348,66 @@ type ListCurrenciesParams struct {
 	// spelling is the one to send. Anything else is 400, and so is the parameter given
 	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
+
+	// Q Keeps the items a query matches, in the list's order, each byte for byte as the list
+	// has it (a blank `q` is the whole list). Terms are separated by spaces and must all hold;
+	// `OR` between two terms means either, and binds tighter than the space (`a b OR c` is
+	// a and (b or c)); `-` right before a term negates it. Values with spaces, quotes or
+	// parentheses are written in double quotes, `\"` and `\\` inside.
+	//
+	// * `word`, `"two words"`: the item's `displayName` in the request's language contains it,
+	//   in any letter case (with `language=all`, in any locale).
+	// * `name:word`: `displayName` in any of the 18 locales contains it; `name=text` equals it.
+	// * `path:value`: a text contains the value in any letter case (Unicode simple case
+	//   folding, as Go's `strings.EqualFold`: `Σ`, `σ` and `ς` are one, `ß` and `ss` are not);
+	//   a number or a boolean equals it.
+	// * `path=value`: equals it exactly: a text byte for byte, except a UUID, which matches in
+	//   any letter case; a number or a boolean.
+	// * `path>value`, `path>=value`, `path<value`, `path<=value`: numbers, and RFC 3339
+	//   date-times (`startTime>=2021-01-12T00:00:00Z` compares instants).
+	// * `path=null` (or `:`), `null` not quoted, matches a null value (`contentTierUuid=null`);
+	//   `"null"` is text, and so is a bare word `null`.
+	// * A path is field names joined by dots, through objects (`shopData.cost`) and arrays,
+	//   where it holds when any element matches (`levels.uuid=…`, `chromas.displayName:red`).
+	//   A path that reaches no value in an item (a null object on the way, an empty array) does
+	//   not match, and negated it does. With `language=all`, a localized text matches when
+	//   its text in any locale does.
+	//
+	// ```
+	// query = term { space [ "OR" space ] term }
+	// term  = [ "-" ] ( path op value | value )
+	// path  = name { "." name }                ; name: ASCII letters, digits, '_'
+	// op    = ":" | "=" | ">" | ">=" | "<" | "<="
+	// value = word | '"' { char | '\"' | '\\' } '"'   ; word: no space, quote or parenthesis
+	// ```
+	//
+	// Paths are the item schema's fields and the fields the upstream added to this version's
+	// items (`refdata_unknown_fields`); `name` is `displayName` in every locale. A term
+	// naming any other path, with a bad operator (`==`, `=>`, `!=`), comparing with `<` or
+	// `>` what is neither a number nor a date-time, or leaving a quote open, is 400, and
+	// the message names the term and where it is: `q: term 2 ("cost=>5", at character 10):
+	// bad operator "=>"; use one of : = > >= < <=`. At most 512 characters and 16 terms.
+	// The answer is the list's: the envelope, a strong ETag per encoding, 304, the route's
+	// Cache-Control (pinned: `immutable`), and `Content-Location` naming the pinned URL
+	// with the query in canonical form (`language` left out for en-US, `q` with single
+	// spaces and values quoted only where they must be, `fields` sorted). Answers are
+	// kept by that form, so a repeated query costs a look-up. Examples: `vandal`,
+	// `chromas.displayName:red`, `levels.uuid=2a6a4c9b-4a3b-98bd-9a0a-6bb4d25dbee6`,
+	// `shopData.cost>=2000`, `name:Phantom -contentTierUuid=null`,
+	// `startTime>=2021-01-12T00:00:00Z endTime<2022-01-01T00:00:00Z`, `"Prime 2.0" OR Reaver`.
+	Q *Q `form:"q,omitempty" json:"q,omitempty"`
+
+	// Fields Keeps only these paths of each item (of the list `q` selects, or of the one item):
+	// paths joined by commas (`uuid,displayName,chromas.uuid`), each field names joined by
+	// dots as in `q`. A path keeps a field whole (an object, an array, a localized text with
+	// `language=all`), or fields inside an object, and inside each object of an array
+	// (`chromas.uuid` keeps each chroma's uuid); a value without fields on the way (a null)
+	// is kept whole. Kept members keep their order and bytes. An unknown path is 400 naming
+	// it; at most 32 paths and 512 characters. The answer's envelope lists the paths kept
+	// in canonical form (sorted, each once, none below another):
+	// `{"status":200,"fields":["displayName","uuid"],"data":…}` (`FieldsListBody`,
+	// `FieldsItemBody`).
+	Fields *Fields `form:"fields,omitempty" json:"fields,omitempty"`
 }
 
 // GetCurrencyParams defines parameters for GetCurrency.
@@ -4747,6 +5420,18 @@ type GetCurrencyParams struct {
 	// spelling is the one to send. Anything else is 400, and so is the parameter given
 	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
+
+	// Fields Keeps only these paths of each item (of the list `q` selects, or of the one item):
+	// paths joined by commas (`uuid,displayName,chromas.uuid`), each field names joined by
+	// dots as in `q`. A path keeps a field whole (an object, an array, a localized text with
+	// `language=all`), or fields inside an object, and inside each object of an array
+	// (`chromas.uuid` keeps each chroma's uuid); a value without fields on the way (a null)
+	// is kept whole. Kept members keep their order and bytes. An unknown path is 400 naming
+	// it; at most 32 paths and 512 characters. The answer's envelope lists the paths kept
+	// in canonical form (sorted, each once, none below another):
+	// `{"status":200,"fields":["displayName","uuid"],"data":…}` (`FieldsListBody`,
+	// `FieldsItemBody`).
+	Fields *Fields `form:"fields,omitempty" json:"fields,omitempty"`
 }
 
 // ListEventsParams defines parameters for ListEvents.
@@ -4772,6 +5457,66 @@ type ListEventsParams struct {
 	// not an RFC 3339 date-time (hours 00–23, offsets from `-23:59` to `+23:59`), or
 	// is longer than 64 characters, is 400.
 	At *At `form:"at,omitempty" json:"at,omitempty"`
+
+	// Q Keeps the items a query matches, in the list's order, each byte for byte as the list
+	// has it (a blank `q` is the whole list). Terms are separated by spaces and must all hold;
+	// `OR` between two terms means either, and binds tighter than the space (`a b OR c` is
+	// a and (b or c)); `-` right before a term negates it. Values with spaces, quotes or
+	// parentheses are written in double quotes, `\"` and `\\` inside.
+	//
+	// * `word`, `"two words"`: the item's `displayName` in the request's language contains it,
+	//   in any letter case (with `language=all`, in any locale).
+	// * `name:word`: `displayName` in any of the 18 locales contains it; `name=text` equals it.
+	// * `path:value`: a text contains the value in any letter case (Unicode simple case
+	//   folding, as Go's `strings.EqualFold`: `Σ`, `σ` and `ς` are one, `ß` and `ss` are not);
+	//   a number or a boolean equals it.
+	// * `path=value`: equals it exactly: a text byte for byte, except a UUID, which matches in
+	//   any letter case; a number or a boolean.
+	// * `path>value`, `path>=value`, `path<value`, `path<=value`: numbers, and RFC 3339
+	//   date-times (`startTime>=2021-01-12T00:00:00Z` compares instants).
+	// * `path=null` (or `:`), `null` not quoted, matches a null value (`contentTierUuid=null`);
+	//   `"null"` is text, and so is a bare word `null`.
+	// * A path is field names joined by dots, through objects (`shopData.cost`) and arrays,
+	//   where it holds when any element matches (`levels.uuid=…`, `chromas.displayName:red`).
+	//   A path that reaches no value in an item (a null object on the way, an empty array) does
+	//   not match, and negated it does. With `language=all`, a localized text matches when
+	//   its text in any locale does.
+	//
+	// ```
+	// query = term { space [ "OR" space ] term }
+	// term  = [ "-" ] ( path op value | value )
+	// path  = name { "." name }                ; name: ASCII letters, digits, '_'
+	// op    = ":" | "=" | ">" | ">=" | "<" | "<="
+	// value = word | '"' { char | '\"' | '\\' } '"'   ; word: no space, quote or parenthesis
+	// ```
+	//
+	// Paths are the item schema's fields and the fields the upstream added to this version's
+	// items (`refdata_unknown_fields`); `name` is `displayName` in every locale. A term
+	// naming any other path, with a bad operator (`==`, `=>`, `!=`), comparing with `<` or
+	// `>` what is neither a number nor a date-time, or leaving a quote open, is 400, and
+	// the message names the term and where it is: `q: term 2 ("cost=>5", at character 10):
+	// bad operator "=>"; use one of : = > >= < <=`. At most 512 characters and 16 terms.
+	// The answer is the list's: the envelope, a strong ETag per encoding, 304, the route's
+	// Cache-Control (pinned: `immutable`), and `Content-Location` naming the pinned URL
+	// with the query in canonical form (`language` left out for en-US, `q` with single
+	// spaces and values quoted only where they must be, `fields` sorted). Answers are
+	// kept by that form, so a repeated query costs a look-up. Examples: `vandal`,
+	// `chromas.displayName:red`, `levels.uuid=2a6a4c9b-4a3b-98bd-9a0a-6bb4d25dbee6`,
+	// `shopData.cost>=2000`, `name:Phantom -contentTierUuid=null`,
+	// `startTime>=2021-01-12T00:00:00Z endTime<2022-01-01T00:00:00Z`, `"Prime 2.0" OR Reaver`.
+	Q *Q `form:"q,omitempty" json:"q,omitempty"`
+
+	// Fields Keeps only these paths of each item (of the list `q` selects, or of the one item):
+	// paths joined by commas (`uuid,displayName,chromas.uuid`), each field names joined by
+	// dots as in `q`. A path keeps a field whole (an object, an array, a localized text with
+	// `language=all`), or fields inside an object, and inside each object of an array
+	// (`chromas.uuid` keeps each chroma's uuid); a value without fields on the way (a null)
+	// is kept whole. Kept members keep their order and bytes. An unknown path is 400 naming
+	// it; at most 32 paths and 512 characters. The answer's envelope lists the paths kept
+	// in canonical form (sorted, each once, none below another):
+	// `{"status":200,"fields":["displayName","uuid"],"data":…}` (`FieldsListBody`,
+	// `FieldsItemBody`).
+	Fields *Fields `form:"fields,omitempty" json:"fields,omitempty"`
 }
 
 // ListEventsParamsActive defines parameters for ListEvents.
@@ -4787,6 +5532,18 @@ type GetEventParams struct {
 	// spelling is the one to send. Anything else is 400, and so is the parameter given
 	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
+
+	// Fields Keeps only these paths of each item (of the list `q` selects, or of the one item):
+	// paths joined by commas (`uuid,displayName,chromas.uuid`), each field names joined by
+	// dots as in `q`. A path keeps a field whole (an object, an array, a localized text with
+	// `language=all`), or fields inside an object, and inside each object of an array
+	// (`chromas.uuid` keeps each chroma's uuid); a value without fields on the way (a null)
+	// is kept whole. Kept members keep their order and bytes. An unknown path is 400 naming
+	// it; at most 32 paths and 512 characters. The answer's envelope lists the paths kept
+	// in canonical form (sorted, each once, none below another):
+	// `{"status":200,"fields":["displayName","uuid"],"data":…}` (`FieldsListBody`,
+	// `FieldsItemBody`).
+	Fields *Fields `form:"fields,omitempty" json:"fields,omitempty"`
 }
 
 // ListFlexParams defines parameters for ListFlex.
@@ -4799,6 +5556,66 @@ type ListFlexParams struct {
 	// spelling is the one to send. Anything else is 400, and so is the parameter given
 	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
+
+	// Q Keeps the items a query matches, in the list's order, each byte for byte as the list
+	// has it (a blank `q` is the whole list). Terms are separated by spaces and must all hold;
+	// `OR` between two terms means either, and binds tighter than the space (`a b OR c` is
+	// a and (b or c)); `-` right before a term negates it. Values with spaces, quotes or
+	// parentheses are written in double quotes, `\"` and `\\` inside.
+	//
+	// * `word`, `"two words"`: the item's `displayName` in the request's language contains it,
+	//   in any letter case (with `language=all`, in any locale).
+	// * `name:word`: `displayName` in any of the 18 locales contains it; `name=text` equals it.
+	// * `path:value`: a text contains the value in any letter case (Unicode simple case
+	//   folding, as Go's `strings.EqualFold`: `Σ`, `σ` and `ς` are one, `ß` and `ss` are not);
+	//   a number or a boolean equals it.
+	// * `path=value`: equals it exactly: a text byte for byte, except a UUID, which matches in
+	//   any letter case; a number or a boolean.
+	// * `path>value`, `path>=value`, `path<value`, `path<=value`: numbers, and RFC 3339
+	//   date-times (`startTime>=2021-01-12T00:00:00Z` compares instants).
+	// * `path=null` (or `:`), `null` not quoted, matches a null value (`contentTierUuid=null`);
+	//   `"null"` is text, and so is a bare word `null`.
+	// * A path is field names joined by dots, through objects (`shopData.cost`) and arrays,
+	//   where it holds when any element matches (`levels.uuid=…`, `chromas.displayName:red`).
+	//   A path that reaches no value in an item (a null object on the way, an empty array) does
+	//   not match, and negated it does. With `language=all`, a localized text matches when
+	//   its text in any locale does.
+	//
+	// ```
+	// query = term { space [ "OR" space ] term }
+	// term  = [ "-" ] ( path op value | value )
+	// path  = name { "." name }                ; name: ASCII letters, digits, '_'
+	// op    = ":" | "=" | ">" | ">=" | "<" | "<="
+	// value = word | '"' { char | '\"' | '\\' } '"'   ; word: no space, quote or parenthesis
+	// ```
+	//
+	// Paths are the item schema's fields and the fields the upstream added to this version's
+	// items (`refdata_unknown_fields`); `name` is `displayName` in every locale. A term
+	// naming any other path, with a bad operator (`==`, `=>`, `!=`), comparing with `<` or
+	// `>` what is neither a number nor a date-time, or leaving a quote open, is 400, and
+	// the message names the term and where it is: `q: term 2 ("cost=>5", at character 10):
+	// bad operator "=>"; use one of : = > >= < <=`. At most 512 characters and 16 terms.
+	// The answer is the list's: the envelope, a strong ETag per encoding, 304, the route's
+	// Cache-Control (pinned: `immutable`), and `Content-Location` naming the pinned URL
+	// with the query in canonical form (`language` left out for en-US, `q` with single
+	// spaces and values quoted only where they must be, `fields` sorted). Answers are
+	// kept by that form, so a repeated query costs a look-up. Examples: `vandal`,
+	// `chromas.displayName:red`, `levels.uuid=2a6a4c9b-4a3b-98bd-9a0a-6bb4d25dbee6`,
+	// `shopData.cost>=2000`, `name:Phantom -contentTierUuid=null`,
+	// `startTime>=2021-01-12T00:00:00Z endTime<2022-01-01T00:00:00Z`, `"Prime 2.0" OR Reaver`.
+	Q *Q `form:"q,omitempty" json:"q,omitempty"`
+
+	// Fields Keeps only these paths of each item (of the list `q` selects, or of the one item):
+	// paths joined by commas (`uuid,displayName,chromas.uuid`), each field names joined by
+	// dots as in `q`. A path keeps a field whole (an object, an array, a localized text with
+	// `language=all`), or fields inside an object, and inside each object of an array
+	// (`chromas.uuid` keeps each chroma's uuid); a value without fields on the way (a null)
+	// is kept whole. Kept members keep their order and bytes. An unknown path is 400 naming
+	// it; at most 32 paths and 512 characters. The answer's envelope lists the paths kept
+	// in canonical form (sorted, each once, none below another):
+	// `{"status":200,"fields":["displayName","uuid"],"data":…}` (`FieldsListBody`,
+	// `FieldsItemBody`).
+	Fields *Fields `form:"fields,omitempty" json:"fields,omitempty"`
 }
 
 // GetFlexParams defines parameters for GetFlex.
@@ -4811,6 +5628,18 @@ type GetFlexParams struct {
 	// spelling is the one to send. Anything else is 400, and so is the parameter given
 	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
+
+	// Fields Keeps only these paths of each item (of the list `q` selects, or of the one item):
+	// paths joined by commas (`uuid,displayName,chromas.uuid`), each field names joined by
+	// dots as in `q`. A path keeps a field whole (an object, an array, a localized text with
+	// `language=all`), or fields inside an object, and inside each object of an array
+	// (`chromas.uuid` keeps each chroma's uuid); a value without fields on the way (a null)
+	// is kept whole. Kept members keep their order and bytes. An unknown path is 400 naming
+	// it; at most 32 paths and 512 characters. The answer's envelope lists the paths kept
+	// in canonical form (sorted, each once, none below another):
+	// `{"status":200,"fields":["displayName","uuid"],"data":…}` (`FieldsListBody`,
+	// `FieldsItemBody`).
+	Fields *Fields `form:"fields,omitempty" json:"fields,omitempty"`
 }
 
 // ListGameModesParams defines parameters for ListGameModes.
@@ -4823,6 +5652,66 @@ type ListGameModesParams struct {
 	// spelling is the one to send. Anything else is 400, and so is the parameter given
 	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
+
+	// Q Keeps the items a query matches, in the list's order, each byte for byte as the list
+	// has it (a blank `q` is the whole list). Terms are separated by spaces and must all hold;
+	// `OR` between two terms means either, and binds tighter than the space (`a b OR c` is
+	// a and (b or c)); `-` right before a term negates it. Values with spaces, quotes or
+	// parentheses are written in double quotes, `\"` and `\\` inside.
+	//
+	// * `word`, `"two words"`: the item's `displayName` in the request's language contains it,
+	//   in any letter case (with `language=all`, in any locale).
+	// * `name:word`: `displayName` in any of the 18 locales contains it; `name=text` equals it.
+	// * `path:value`: a text contains the value in any letter case (Unicode simple case
+	//   folding, as Go's `strings.EqualFold`: `Σ`, `σ` and `ς` are one, `ß` and `ss` are not);
+	//   a number or a boolean equals it.
+	// * `path=value`: equals it exactly: a text byte for byte, except a UUID, which matches in
+	//   any letter case; a number or a boolean.
+	// * `path>value`, `path>=value`, `path<value`, `path<=value`: numbers, and RFC 3339
+	//   date-times (`startTime>=2021-01-12T00:00:00Z` compares instants).
+	// * `path=null` (or `:`), `null` not quoted, matches a null value (`contentTierUuid=null`);
+	//   `"null"` is text, and so is a bare word `null`.
+	// * A path is field names joined by dots, through objects (`shopData.cost`) and arrays,
+	//   where it holds when any element matches (`levels.uuid=…`, `chromas.displayName:red`).
+	//   A path that reaches no value in an item (a null object on the way, an empty array) does
+	//   not match, and negated it does. With `language=all`, a localized text matches when
+	//   its text in any locale does.
+	//
+	// ```
+	// query = term { space [ "OR" space ] term }
+	// term  = [ "-" ] ( path op value | value )
+	// path  = name { "." name }                ; name: ASCII letters, digits, '_'
+	// op    = ":" | "=" | ">" | ">=" | "<" | "<="
+	// value = word | '"' { char | '\"' | '\\' } '"'   ; word: no space, quote or parenthesis
+	// ```
+	//
+	// Paths are the item schema's fields and the fields the upstream added to this version's
+	// items (`refdata_unknown_fields`); `name` is `displayName` in every locale. A term
+	// naming any other path, with a bad operator (`==`, `=>`, `!=`), comparing with `<` or
+	// `>` what is neither a number nor a date-time, or leaving a quote open, is 400, and
+	// the message names the term and where it is: `q: term 2 ("cost=>5", at character 10):
+	// bad operator "=>"; use one of : = > >= < <=`. At most 512 characters and 16 terms.
+	// The answer is the list's: the envelope, a strong ETag per encoding, 304, the route's
+	// Cache-Control (pinned: `immutable`), and `Content-Location` naming the pinned URL
+	// with the query in canonical form (`language` left out for en-US, `q` with single
+	// spaces and values quoted only where they must be, `fields` sorted). Answers are
+	// kept by that form, so a repeated query costs a look-up. Examples: `vandal`,
+	// `chromas.displayName:red`, `levels.uuid=2a6a4c9b-4a3b-98bd-9a0a-6bb4d25dbee6`,
+	// `shopData.cost>=2000`, `name:Phantom -contentTierUuid=null`,
+	// `startTime>=2021-01-12T00:00:00Z endTime<2022-01-01T00:00:00Z`, `"Prime 2.0" OR Reaver`.
+	Q *Q `form:"q,omitempty" json:"q,omitempty"`
+
+	// Fields Keeps only these paths of each item (of the list `q` selects, or of the one item):
+	// paths joined by commas (`uuid,displayName,chromas.uuid`), each field names joined by
+	// dots as in `q`. A path keeps a field whole (an object, an array, a localized text with
+	// `language=all`), or fields inside an object, and inside each object of an array
+	// (`chromas.uuid` keeps each chroma's uuid); a value without fields on the way (a null)
+	// is kept whole. Kept members keep their order and bytes. An unknown path is 400 naming
+	// it; at most 32 paths and 512 characters. The answer's envelope lists the paths kept
+	// in canonical form (sorted, each once, none below another):
+	// `{"status":200,"fields":["displayName","uuid"],"data":…}` (`FieldsListBody`,
+	// `FieldsItemBody`).
+	Fields *Fields `form:"fields,omitempty" json:"fields,omitempty"`
 }
 
 // ListGameModeEquippablesParams defines parameters for ListGameModeEquippables.
@@ -4835,6 +5724,66 @@ type ListGameModeEquippablesParams struct {
 	// spelling is the one to send. Anything else is 400, and so is the parameter given
 	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
+
+	// Q Keeps the items a query matches, in the list's order, each byte for byte as the list
+	// has it (a blank `q` is the whole list). Terms are separated by spaces and must all hold;
+	// `OR` between two terms means either, and binds tighter than the space (`a b OR c` is
+	// a and (b or c)); `-` right before a term negates it. Values with spaces, quotes or
+	// parentheses are written in double quotes, `\"` and `\\` inside.
+	//
+	// * `word`, `"two words"`: the item's `displayName` in the request's language contains it,
+	//   in any letter case (with `language=all`, in any locale).
+	// * `name:word`: `displayName` in any of the 18 locales contains it; `name=text` equals it.
+	// * `path:value`: a text contains the value in any letter case (Unicode simple case
+	//   folding, as Go's `strings.EqualFold`: `Σ`, `σ` and `ς` are one, `ß` and `ss` are not);
+	//   a number or a boolean equals it.
+	// * `path=value`: equals it exactly: a text byte for byte, except a UUID, which matches in
+	//   any letter case; a number or a boolean.
+	// * `path>value`, `path>=value`, `path<value`, `path<=value`: numbers, and RFC 3339
+	//   date-times (`startTime>=2021-01-12T00:00:00Z` compares instants).
+	// * `path=null` (or `:`), `null` not quoted, matches a null value (`contentTierUuid=null`);
+	//   `"null"` is text, and so is a bare word `null`.
+	// * A path is field names joined by dots, through objects (`shopData.cost`) and arrays,
+	//   where it holds when any element matches (`levels.uuid=…`, `chromas.displayName:red`).
+	//   A path that reaches no value in an item (a null object on the way, an empty array) does
+	//   not match, and negated it does. With `language=all`, a localized text matches when
+	//   its text in any locale does.
+	//
+	// ```
+	// query = term { space [ "OR" space ] term }
+	// term  = [ "-" ] ( path op value | value )
+	// path  = name { "." name }                ; name: ASCII letters, digits, '_'
+	// op    = ":" | "=" | ">" | ">=" | "<" | "<="
+	// value = word | '"' { char | '\"' | '\\' } '"'   ; word: no space, quote or parenthesis
+	// ```
+	//
+	// Paths are the item schema's fields and the fields the upstream added to this version's
+	// items (`refdata_unknown_fields`); `name` is `displayName` in every locale. A term
+	// naming any other path, with a bad operator (`==`, `=>`, `!=`), comparing with `<` or
+	// `>` what is neither a number nor a date-time, or leaving a quote open, is 400, and
+	// the message names the term and where it is: `q: term 2 ("cost=>5", at character 10):
+	// bad operator "=>"; use one of : = > >= < <=`. At most 512 characters and 16 terms.
+	// The answer is the list's: the envelope, a strong ETag per encoding, 304, the route's
+	// Cache-Control (pinned: `immutable`), and `Content-Location` naming the pinned URL
+	// with the query in canonical form (`language` left out for en-US, `q` with single
+	// spaces and values quoted only where they must be, `fields` sorted). Answers are
+	// kept by that form, so a repeated query costs a look-up. Examples: `vandal`,
+	// `chromas.displayName:red`, `levels.uuid=2a6a4c9b-4a3b-98bd-9a0a-6bb4d25dbee6`,
+	// `shopData.cost>=2000`, `name:Phantom -contentTierUuid=null`,
+	// `startTime>=2021-01-12T00:00:00Z endTime<2022-01-01T00:00:00Z`, `"Prime 2.0" OR Reaver`.
+	Q *Q `form:"q,omitempty" json:"q,omitempty"`
+
+	// Fields Keeps only these paths of each item (of the list `q` selects, or of the one item):
+	// paths joined by commas (`uuid,displayName,chromas.uuid`), each field names joined by
+	// dots as in `q`. A path keeps a field whole (an object, an array, a localized text with
+	// `language=all`), or fields inside an object, and inside each object of an array
+	// (`chromas.uuid` keeps each chroma's uuid); a value without fields on the way (a null)
+	// is kept whole. Kept members keep their order and bytes. An unknown path is 400 naming
+	// it; at most 32 paths and 512 characters. The answer's envelope lists the paths kept
+	// in canonical form (sorted, each once, none below another):
+	// `{"status":200,"fields":["displayName","uuid"],"data":…}` (`FieldsListBody`,
+	// `FieldsItemBody`).
+	Fields *Fields `form:"fields,omitempty" json:"fields,omitempty"`
 }
 
 // GetGameModeEquippableParams defines parameters for GetGameModeEquippable.
@@ -4847,6 +5796,18 @@ type GetGameModeEquippableParams struct {
 	// spelling is the one to send. Anything else is 400, and so is the parameter given
 	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
+
+	// Fields Keeps only these paths of each item (of the list `q` selects, or of the one item):
+	// paths joined by commas (`uuid,displayName,chromas.uuid`), each field names joined by
+	// dots as in `q`. A path keeps a field whole (an object, an array, a localized text with
+	// `language=all`), or fields inside an object, and inside each object of an array
+	// (`chromas.uuid` keeps each chroma's uuid); a value without fields on the way (a null)
+	// is kept whole. Kept members keep their order and bytes. An unknown path is 400 naming
+	// it; at most 32 paths and 512 characters. The answer's envelope lists the paths kept
+	// in canonical form (sorted, each once, none below another):
+	// `{"status":200,"fields":["displayName","uuid"],"data":…}` (`FieldsListBody`,
+	// `FieldsItemBody`).
+	Fields *Fields `form:"fields,omitempty" json:"fields,omitempty"`
 }
 
 // GetGameModeParams defines parameters for GetGameMode.
@@ -4859,6 +5820,18 @@ type GetGameModeParams struct {
 	// spelling is the one to send. Anything else is 400, and so is the parameter given
 	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
+
+	// Fields Keeps only these paths of each item (of the list `q` selects, or of the one item):
+	// paths joined by commas (`uuid,displayName,chromas.uuid`), each field names joined by
+	// dots as in `q`. A path keeps a field whole (an object, an array, a localized text with
+	// `language=all`), or fields inside an object, and inside each object of an array
+	// (`chromas.uuid` keeps each chroma's uuid); a value without fields on the way (a null)
+	// is kept whole. Kept members keep their order and bytes. An unknown path is 400 naming
+	// it; at most 32 paths and 512 characters. The answer's envelope lists the paths kept
+	// in canonical form (sorted, each once, none below another):
+	// `{"status":200,"fields":["displayName","uuid"],"data":…}` (`FieldsListBody`,
+	// `FieldsItemBody`).
+	Fields *Fields `form:"fields,omitempty" json:"fields,omitempty"`
 }
 
 // ListGearParams defines parameters for ListGear.
@@ -4871,6 +5844,66 @@ type ListGearParams struct {
 	// spelling is the one to send. Anything else is 400, and so is the parameter given
 	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
+
+	// Q Keeps the items a query matches, in the list's order, each byte for byte as the list
+	// has it (a blank `q` is the whole list). Terms are separated by spaces and must all hold;
+	// `OR` between two terms means either, and binds tighter than the space (`a b OR c` is
+	// a and (b or c)); `-` right before a term negates it. Values with spaces, quotes or
+	// parentheses are written in double quotes, `\"` and `\\` inside.
+	//
+	// * `word`, `"two words"`: the item's `displayName` in the request's language contains it,
+	//   in any letter case (with `language=all`, in any locale).
+	// * `name:word`: `displayName` in any of the 18 locales contains it; `name=text` equals it.
+	// * `path:value`: a text contains the value in any letter case (Unicode simple case
+	//   folding, as Go's `strings.EqualFold`: `Σ`, `σ` and `ς` are one, `ß` and `ss` are not);
+	//   a number or a boolean equals it.
+	// * `path=value`: equals it exactly: a text byte for byte, except a UUID, which matches in
+	//   any letter case; a number or a boolean.
+	// * `path>value`, `path>=value`, `path<value`, `path<=value`: numbers, and RFC 3339
+	//   date-times (`startTime>=2021-01-12T00:00:00Z` compares instants).
+	// * `path=null` (or `:`), `null` not quoted, matches a null value (`contentTierUuid=null`);
+	//   `"null"` is text, and so is a bare word `null`.
+	// * A path is field names joined by dots, through objects (`shopData.cost`) and arrays,
+	//   where it holds when any element matches (`levels.uuid=…`, `chromas.displayName:red`).
+	//   A path that reaches no value in an item (a null object on the way, an empty array) does
+	//   not match, and negated it does. With `language=all`, a localized text matches when
+	//   its text in any locale does.
+	//
+	// ```
+	// query = term { space [ "OR" space ] term }
+	// term  = [ "-" ] ( path op value | value )
+	// path  = name { "." name }                ; name: ASCII letters, digits, '_'
+	// op    = ":" | "=" | ">" | ">=" | "<" | "<="
+	// value = word | '"' { char | '\"' | '\\' } '"'   ; word: no space, quote or parenthesis
+	// ```
+	//
+	// Paths are the item schema's fields and the fields the upstream added to this version's
+	// items (`refdata_unknown_fields`); `name` is `displayName` in every locale. A term
+	// naming any other path, with a bad operator (`==`, `=>`, `!=`), comparing with `<` or
+	// `>` what is neither a number nor a date-time, or leaving a quote open, is 400, and
+	// the message names the term and where it is: `q: term 2 ("cost=>5", at character 10):
+	// bad operator "=>"; use one of : = > >= < <=`. At most 512 characters and 16 terms.
+	// The answer is the list's: the envelope, a strong ETag per encoding, 304, the route's
+	// Cache-Control (pinned: `immutable`), and `Content-Location` naming the pinned URL
+	// with the query in canonical form (`language` left out for en-US, `q` with single
+	// spaces and values quoted only where they must be, `fields` sorted). Answers are
+	// kept by that form, so a repeated query costs a look-up. Examples: `vandal`,
+	// `chromas.displayName:red`, `levels.uuid=2a6a4c9b-4a3b-98bd-9a0a-6bb4d25dbee6`,
+	// `shopData.cost>=2000`, `name:Phantom -contentTierUuid=null`,
+	// `startTime>=2021-01-12T00:00:00Z endTime<2022-01-01T00:00:00Z`, `"Prime 2.0" OR Reaver`.
+	Q *Q `form:"q,omitempty" json:"q,omitempty"`
+
+	// Fields Keeps only these paths of each item (of the list `q` selects, or of the one item):
+	// paths joined by commas (`uuid,displayName,chromas.uuid`), each field names joined by
+	// dots as in `q`. A path keeps a field whole (an object, an array, a localized text with
+	// `language=all`), or fields inside an object, and inside each object of an array
+	// (`chromas.uuid` keeps each chroma's uuid); a value without fields on the way (a null)
+	// is kept whole. Kept members keep their order and bytes. An unknown path is 400 naming
+	// it; at most 32 paths and 512 characters. The answer's envelope lists the paths kept
+	// in canonical form (sorted, each once, none below another):
+	// `{"status":200,"fields":["displayName","uuid"],"data":…}` (`FieldsListBody`,
+	// `FieldsItemBody`).
+	Fields *Fields `form:"fields,omitempty" json:"fields,omitempty"`
 }
 
 // GetGearParams defines parameters for GetGear.
@@ -4883,6 +5916,18 @@ type GetGearParams struct {
 	// spelling is the one to send. Anything else is 400, and so is the parameter given
 	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
+
+	// Fields Keeps only these paths of each item (of the list `q` selects, or of the one item):
+	// paths joined by commas (`uuid,displayName,chromas.uuid`), each field names joined by
+	// dots as in `q`. A path keeps a field whole (an object, an array, a localized text with
+	// `language=all`), or fields inside an object, and inside each object of an array
+	// (`chromas.uuid` keeps each chroma's uuid); a value without fields on the way (a null)
+	// is kept whole. Kept members keep their order and bytes. An unknown path is 400 naming
+	// it; at most 32 paths and 512 characters. The answer's envelope lists the paths kept
+	// in canonical form (sorted, each once, none below another):
+	// `{"status":200,"fields":["displayName","uuid"],"data":…}` (`FieldsListBody`,
+	// `FieldsItemBody`).
+	Fields *Fields `form:"fields,omitempty" json:"fields,omitempty"`
 }
 
 // ListLevelBordersParams defines parameters for ListLevelBorders.
@@ -4903,6 +5948,66 @@ type ListLevelBordersParams struct {
 	// but decimal digits, or more than 32 of them, is 400. A level past every border
 	// gets the last one.
 	Level *Level `form:"level,omitempty" json:"level,omitempty"`
+
+	// Q Keeps the items a query matches, in the list's order, each byte for byte as the list
+	// has it (a blank `q` is the whole list). Terms are separated by spaces and must all hold;
+	// `OR` between two terms means either, and binds tighter than the space (`a b OR c` is
+	// a and (b or c)); `-` right before a term negates it. Values with spaces, quotes or
+	// parentheses are written in double quotes, `\"` and `\\` inside.
+	//
+	// * `word`, `"two words"`: the item's `displayName` in the request's language contains it,
+	//   in any letter case (with `language=all`, in any locale).
+	// * `name:word`: `displayName` in any of the 18 locales contains it; `name=text` equals it.
+	// * `path:value`: a text contains the value in any letter case (Unicode simple case
+	//   folding, as Go's `strings.EqualFold`: `Σ`, `σ` and `ς` are one, `ß` and `ss` are not);
+	//   a number or a boolean equals it.
+	// * `path=value`: equals it exactly: a text byte for byte, except a UUID, which matches in
+	//   any letter case; a number or a boolean.
+	// * `path>value`, `path>=value`, `path<value`, `path<=value`: numbers, and RFC 3339
+	//   date-times (`startTime>=2021-01-12T00:00:00Z` compares instants).
+	// * `path=null` (or `:`), `null` not quoted, matches a null value (`contentTierUuid=null`);
+	//   `"null"` is text, and so is a bare word `null`.
+	// * A path is field names joined by dots, through objects (`shopData.cost`) and arrays,
+	//   where it holds when any element matches (`levels.uuid=…`, `chromas.displayName:red`).
+	//   A path that reaches no value in an item (a null object on the way, an empty array) does
+	//   not match, and negated it does. With `language=all`, a localized text matches when
+	//   its text in any locale does.
+	//
+	// ```
+	// query = term { space [ "OR" space ] term }
+	// term  = [ "-" ] ( path op value | value )
+	// path  = name { "." name }                ; name: ASCII letters, digits, '_'
+	// op    = ":" | "=" | ">" | ">=" | "<" | "<="
+	// value = word | '"' { char | '\"' | '\\' } '"'   ; word: no space, quote or parenthesis
+	// ```
+	//
+	// Paths are the item schema's fields and the fields the upstream added to this version's
+	// items (`refdata_unknown_fields`); `name` is `displayName` in every locale. A term
+	// naming any other path, with a bad operator (`==`, `=>`, `!=`), comparing with `<` or
+	// `>` what is neither a number nor a date-time, or leaving a quote open, is 400, and
+	// the message names the term and where it is: `q: term 2 ("cost=>5", at character 10):
+	// bad operator "=>"; use one of : = > >= < <=`. At most 512 characters and 16 terms.
+	// The answer is the list's: the envelope, a strong ETag per encoding, 304, the route's
+	// Cache-Control (pinned: `immutable`), and `Content-Location` naming the pinned URL
+	// with the query in canonical form (`language` left out for en-US, `q` with single
+	// spaces and values quoted only where they must be, `fields` sorted). Answers are
+	// kept by that form, so a repeated query costs a look-up. Examples: `vandal`,
+	// `chromas.displayName:red`, `levels.uuid=2a6a4c9b-4a3b-98bd-9a0a-6bb4d25dbee6`,
+	// `shopData.cost>=2000`, `name:Phantom -contentTierUuid=null`,
+	// `startTime>=2021-01-12T00:00:00Z endTime<2022-01-01T00:00:00Z`, `"Prime 2.0" OR Reaver`.
+	Q *Q `form:"q,omitempty" json:"q,omitempty"`
+
+	// Fields Keeps only these paths of each item (of the list `q` selects, or of the one item):
+	// paths joined by commas (`uuid,displayName,chromas.uuid`), each field names joined by
+	// dots as in `q`. A path keeps a field whole (an object, an array, a localized text with
+	// `language=all`), or fields inside an object, and inside each object of an array
+	// (`chromas.uuid` keeps each chroma's uuid); a value without fields on the way (a null)
+	// is kept whole. Kept members keep their order and bytes. An unknown path is 400 naming
+	// it; at most 32 paths and 512 characters. The answer's envelope lists the paths kept
+	// in canonical form (sorted, each once, none below another):
+	// `{"status":200,"fields":["displayName","uuid"],"data":…}` (`FieldsListBody`,
+	// `FieldsItemBody`).
+	Fields *Fields `form:"fields,omitempty" json:"fields,omitempty"`
 }
 
 // GetLevelBorderParams defines parameters for GetLevelBorder.
@@ -4915,6 +6020,18 @@ type GetLevelBorderParams struct {
 	// spelling is the one to send. Anything else is 400, and so is the parameter given
 	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
+
+	// Fields Keeps only these paths of each item (of the list `q` selects, or of the one item):
+	// paths joined by commas (`uuid,displayName,chromas.uuid`), each field names joined by
+	// dots as in `q`. A path keeps a field whole (an object, an array, a localized text with
+	// `language=all`), or fields inside an object, and inside each object of an array
+	// (`chromas.uuid` keeps each chroma's uuid); a value without fields on the way (a null)
+	// is kept whole. Kept members keep their order and bytes. An unknown path is 400 naming
+	// it; at most 32 paths and 512 characters. The answer's envelope lists the paths kept
+	// in canonical form (sorted, each once, none below another):
+	// `{"status":200,"fields":["displayName","uuid"],"data":…}` (`FieldsListBody`,
+	// `FieldsItemBody`).
+	Fields *Fields `form:"fields,omitempty" json:"fields,omitempty"`
 }
 
 // ListMapsParams defines parameters for ListMaps.
@@ -4927,6 +6044,66 @@ type ListMapsParams struct {
 	// spelling is the one to send. Anything else is 400, and so is the parameter given
 	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
+
+	// Q Keeps the items a query matches, in the list's order, each byte for byte as the list
+	// has it (a blank `q` is the whole list). Terms are separated by spaces and must all hold;
+	// `OR` between two terms means either, and binds tighter than the space (`a b OR c` is
+	// a and (b or c)); `-` right before a term negates it. Values with spaces, quotes or
+	// parentheses are written in double quotes, `\"` and `\\` inside.
+	//
+	// * `word`, `"two words"`: the item's `displayName` in the request's language contains it,
+	//   in any letter case (with `language=all`, in any locale).
+	// * `name:word`: `displayName` in any of the 18 locales contains it; `name=text` equals it.
+	// * `path:value`: a text contains the value in any letter case (Unicode simple case
+	//   folding, as Go's `strings.EqualFold`: `Σ`, `σ` and `ς` are one, `ß` and `ss` are not);
+	//   a number or a boolean equals it.
+	// * `path=value`: equals it exactly: a text byte for byte, except a UUID, which matches in
+	//   any letter case; a number or a boolean.
+	// * `path>value`, `path>=value`, `path<value`, `path<=value`: numbers, and RFC 3339
+	//   date-times (`startTime>=2021-01-12T00:00:00Z` compares instants).
+	// * `path=null` (or `:`), `null` not quoted, matches a null value (`contentTierUuid=null`);
+	//   `"null"` is text, and so is a bare word `null`.
+	// * A path is field names joined by dots, through objects (`shopData.cost`) and arrays,
+	//   where it holds when any element matches (`levels.uuid=…`, `chromas.displayName:red`).
+	//   A path that reaches no value in an item (a null object on the way, an empty array) does
+	//   not match, and negated it does. With `language=all`, a localized text matches when
+	//   its text in any locale does.
+	//
+	// ```
+	// query = term { space [ "OR" space ] term }
+	// term  = [ "-" ] ( path op value | value )
+	// path  = name { "." name }                ; name: ASCII letters, digits, '_'
+	// op    = ":" | "=" | ">" | ">=" | "<" | "<="
+	// value = word | '"' { char | '\"' | '\\' } '"'   ; word: no space, quote or parenthesis
+	// ```
+	//
+	// Paths are the item schema's fields and the fields the upstream added to this version's
+	// items (`refdata_unknown_fields`); `name` is `displayName` in every locale. A term
+	// naming any other path, with a bad operator (`==`, `=>`, `!=`), comparing with `<` or
+	// `>` what is neither a number nor a date-time, or leaving a quote open, is 400, and
+	// the message names the term and where it is: `q: term 2 ("cost=>5", at character 10):
+	// bad operator "=>"; use one of : = > >= < <=`. At most 512 characters and 16 terms.
+	// The answer is the list's: the envelope, a strong ETag per encoding, 304, the route's
+	// Cache-Control (pinned: `immutable`), and `Content-Location` naming the pinned URL
+	// with the query in canonical form (`language` left out for en-US, `q` with single
+	// spaces and values quoted only where they must be, `fields` sorted). Answers are
+	// kept by that form, so a repeated query costs a look-up. Examples: `vandal`,
+	// `chromas.displayName:red`, `levels.uuid=2a6a4c9b-4a3b-98bd-9a0a-6bb4d25dbee6`,
+	// `shopData.cost>=2000`, `name:Phantom -contentTierUuid=null`,
+	// `startTime>=2021-01-12T00:00:00Z endTime<2022-01-01T00:00:00Z`, `"Prime 2.0" OR Reaver`.
+	Q *Q `form:"q,omitempty" json:"q,omitempty"`
+
+	// Fields Keeps only these paths of each item (of the list `q` selects, or of the one item):
+	// paths joined by commas (`uuid,displayName,chromas.uuid`), each field names joined by
+	// dots as in `q`. A path keeps a field whole (an object, an array, a localized text with
+	// `language=all`), or fields inside an object, and inside each object of an array
+	// (`chromas.uuid` keeps each chroma's uuid); a value without fields on the way (a null)
+	// is kept whole. Kept members keep their order and bytes. An unknown path is 400 naming
+	// it; at most 32 paths and 512 characters. The answer's envelope lists the paths kept
+	// in canonical form (sorted, each once, none below another):
+	// `{"status":200,"fields":["displayName","uuid"],"data":…}` (`FieldsListBody`,
+	// `FieldsItemBody`).
+	Fields *Fields `form:"fields,omitempty" json:"fields,omitempty"`
 }
 
 // GetMapParams defines parameters for GetMap.
@@ -4939,6 +6116,18 @@ type GetMapParams struct {
 	// spelling is the one to send. Anything else is 400, and so is the parameter given
 	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
+
+	// Fields Keeps only these paths of each item (of the list `q` selects, or of the one item):
+	// paths joined by commas (`uuid,displayName,chromas.uuid`), each field names joined by
+	// dots as in `q`. A path keeps a field whole (an object, an array, a localized text with
+	// `language=all`), or fields inside an object, and inside each object of an array
+	// (`chromas.uuid` keeps each chroma's uuid); a value without fields on the way (a null)
+	// is kept whole. Kept members keep their order and bytes. An unknown path is 400 naming
+	// it; at most 32 paths and 512 characters. The answer's envelope lists the paths kept
+	// in canonical form (sorted, each once, none below another):
+	// `{"status":200,"fields":["displayName","uuid"],"data":…}` (`FieldsListBody`,
+	// `FieldsItemBody`).
+	Fields *Fields `form:"fields,omitempty" json:"fields,omitempty"`
 }
 
 // ListMissionsParams defines parameters for ListMissions.
@@ -4951,6 +6140,66 @@ type ListMissionsParams struct {
 	// spelling is the one to send. Anything else is 400, and so is the parameter given
 	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
+
+	// Q Keeps the items a query matches, in the list's order, each byte for byte as the list
+	// has it (a blank `q` is the whole list). Terms are separated by spaces and must all hold;
+	// `OR` between two terms means either, and binds tighter than the space (`a b OR c` is
+	// a and (b or c)); `-` right before a term negates it. Values with spaces, quotes or
+	// parentheses are written in double quotes, `\"` and `\\` inside.
+	//
+	// * `word`, `"two words"`: the item's `displayName` in the request's language contains it,
+	//   in any letter case (with `language=all`, in any locale).
+	// * `name:word`: `displayName` in any of the 18 locales contains it; `name=text` equals it.
+	// * `path:value`: a text contains the value in any letter case (Unicode simple case
+	//   folding, as Go's `strings.EqualFold`: `Σ`, `σ` and `ς` are one, `ß` and `ss` are not);
+	//   a number or a boolean equals it.
+	// * `path=value`: equals it exactly: a text byte for byte, except a UUID, which matches in
+	//   any letter case; a number or a boolean.
+	// * `path>value`, `path>=value`, `path<value`, `path<=value`: numbers, and RFC 3339
+	//   date-times (`startTime>=2021-01-12T00:00:00Z` compares instants).
+	// * `path=null` (or `:`), `null` not quoted, matches a null value (`contentTierUuid=null`);
+	//   `"null"` is text, and so is a bare word `null`.
+	// * A path is field names joined by dots, through objects (`shopData.cost`) and arrays,
+	//   where it holds when any element matches (`levels.uuid=…`, `chromas.displayName:red`).
+	//   A path that reaches no value in an item (a null object on the way, an empty array) does
+	//   not match, and negated it does. With `language=all`, a localized text matches when
+	//   its text in any locale does.
+	//
+	// ```
+	// query = term { space [ "OR" space ] term }
+	// term  = [ "-" ] ( path op value | value )
+	// path  = name { "." name }                ; name: ASCII letters, digits, '_'
+	// op    = ":" | "=" | ">" | ">=" | "<" | "<="
+	// value = word | '"' { char | '\"' | '\\' } '"'   ; word: no space, quote or parenthesis
+	// ```
+	//
+	// Paths are the item schema's fields and the fields the upstream added to this version's
+	// items (`refdata_unknown_fields`); `name` is `displayName` in every locale. A term
+	// naming any other path, with a bad operator (`==`, `=>`, `!=`), comparing with `<` or
+	// `>` what is neither a number nor a date-time, or leaving a quote open, is 400, and
+	// the message names the term and where it is: `q: term 2 ("cost=>5", at character 10):
+	// bad operator "=>"; use one of : = > >= < <=`. At most 512 characters and 16 terms.
+	// The answer is the list's: the envelope, a strong ETag per encoding, 304, the route's
+	// Cache-Control (pinned: `immutable`), and `Content-Location` naming the pinned URL
+	// with the query in canonical form (`language` left out for en-US, `q` with single
+	// spaces and values quoted only where they must be, `fields` sorted). Answers are
+	// kept by that form, so a repeated query costs a look-up. Examples: `vandal`,
+	// `chromas.displayName:red`, `levels.uuid=2a6a4c9b-4a3b-98bd-9a0a-6bb4d25dbee6`,
+	// `shopData.cost>=2000`, `name:Phantom -contentTierUuid=null`,
+	// `startTime>=2021-01-12T00:00:00Z endTime<2022-01-01T00:00:00Z`, `"Prime 2.0" OR Reaver`.
+	Q *Q `form:"q,omitempty" json:"q,omitempty"`
+
+	// Fields Keeps only these paths of each item (of the list `q` selects, or of the one item):
+	// paths joined by commas (`uuid,displayName,chromas.uuid`), each field names joined by
+	// dots as in `q`. A path keeps a field whole (an object, an array, a localized text with
+	// `language=all`), or fields inside an object, and inside each object of an array
+	// (`chromas.uuid` keeps each chroma's uuid); a value without fields on the way (a null)
+	// is kept whole. Kept members keep their order and bytes. An unknown path is 400 naming
+	// it; at most 32 paths and 512 characters. The answer's envelope lists the paths kept
+	// in canonical form (sorted, each once, none below another):
+	// `{"status":200,"fields":["displayName","uuid"],"data":…}` (`FieldsListBody`,
+	// `FieldsItemBody`).
+	Fields *Fields `form:"fields,omitempty" json:"fields,omitempty"`
 }
 
 // GetMissionParams defines parameters for GetMission.
@@ -4963,6 +6212,18 @@ type GetMissionParams struct {
 	// spelling is the one to send. Anything else is 400, and so is the parameter given
 	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
+
+	// Fields Keeps only these paths of each item (of the list `q` selects, or of the one item):
+	// paths joined by commas (`uuid,displayName,chromas.uuid`), each field names joined by
+	// dots as in `q`. A path keeps a field whole (an object, an array, a localized text with
+	// `language=all`), or fields inside an object, and inside each object of an array
+	// (`chromas.uuid` keeps each chroma's uuid); a value without fields on the way (a null)
+	// is kept whole. Kept members keep their order and bytes. An unknown path is 400 naming
+	// it; at most 32 paths and 512 characters. The answer's envelope lists the paths kept
+	// in canonical form (sorted, each once, none below another):
+	// `{"status":200,"fields":["displayName","uuid"],"data":…}` (`FieldsListBody`,
+	// `FieldsItemBody`).
+	Fields *Fields `form:"fields,omitempty" json:"fields,omitempty"`
 }
 
 // ListObjectivesParams defines parameters for ListObjectives.
@@ -4975,6 +6236,66 @@ type ListObjectivesParams struct {
 	// spelling is the one to send. Anything else is 400, and so is the parameter given
 	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
+
+	// Q Keeps the items a query matches, in the list's order, each byte for byte as the list
+	// has it (a blank `q` is the whole list). Terms are separated by spaces and must all hold;
+	// `OR` between two terms means either, and binds tighter than the space (`a b OR c` is
+	// a and (b or c)); `-` right before a term negates it. Values with spaces, quotes or
+	// parentheses are written in double quotes, `\"` and `\\` inside.
+	//
+	// * `word`, `"two words"`: the item's `displayName` in the request's language contains it,
+	//   in any letter case (with `language=all`, in any locale).
+	// * `name:word`: `displayName` in any of the 18 locales contains it; `name=text` equals it.
+	// * `path:value`: a text contains the value in any letter case (Unicode simple case
+	//   folding, as Go's `strings.EqualFold`: `Σ`, `σ` and `ς` are one, `ß` and `ss` are not);
+	//   a number or a boolean equals it.
+	// * `path=value`: equals it exactly: a text byte for byte, except a UUID, which matches in
+	//   any letter case; a number or a boolean.
+	// * `path>value`, `path>=value`, `path<value`, `path<=value`: numbers, and RFC 3339
+	//   date-times (`startTime>=2021-01-12T00:00:00Z` compares instants).
+	// * `path=null` (or `:`), `null` not quoted, matches a null value (`contentTierUuid=null`);
+	//   `"null"` is text, and so is a bare word `null`.
+	// * A path is field names joined by dots, through objects (`shopData.cost`) and arrays,
+	//   where it holds when any element matches (`levels.uuid=…`, `chromas.displayName:red`).
+	//   A path that reaches no value in an item (a null object on the way, an empty array) does
+	//   not match, and negated it does. With `language=all`, a localized text matches when
+	//   its text in any locale does.
+	//
+	// ```
+	// query = term { space [ "OR" space ] term }
+	// term  = [ "-" ] ( path op value | value )
+	// path  = name { "." name }                ; name: ASCII letters, digits, '_'
+	// op    = ":" | "=" | ">" | ">=" | "<" | "<="
+	// value = word | '"' { char | '\"' | '\\' } '"'   ; word: no space, quote or parenthesis
+	// ```
+	//
+	// Paths are the item schema's fields and the fields the upstream added to this version's
+	// items (`refdata_unknown_fields`); `name` is `displayName` in every locale. A term
+	// naming any other path, with a bad operator (`==`, `=>`, `!=`), comparing with `<` or
+	// `>` what is neither a number nor a date-time, or leaving a quote open, is 400, and
+	// the message names the term and where it is: `q: term 2 ("cost=>5", at character 10):
+	// bad operator "=>"; use one of : = > >= < <=`. At most 512 characters and 16 terms.
+	// The answer is the list's: the envelope, a strong ETag per encoding, 304, the route's
+	// Cache-Control (pinned: `immutable`), and `Content-Location` naming the pinned URL
+	// with the query in canonical form (`language` left out for en-US, `q` with single
+	// spaces and values quoted only where they must be, `fields` sorted). Answers are
+	// kept by that form, so a repeated query costs a look-up. Examples: `vandal`,
+	// `chromas.displayName:red`, `levels.uuid=2a6a4c9b-4a3b-98bd-9a0a-6bb4d25dbee6`,
+	// `shopData.cost>=2000`, `name:Phantom -contentTierUuid=null`,
+	// `startTime>=2021-01-12T00:00:00Z endTime<2022-01-01T00:00:00Z`, `"Prime 2.0" OR Reaver`.
+	Q *Q `form:"q,omitempty" json:"q,omitempty"`
+
+	// Fields Keeps only these paths of each item (of the list `q` selects, or of the one item):
+	// paths joined by commas (`uuid,displayName,chromas.uuid`), each field names joined by
+	// dots as in `q`. A path keeps a field whole (an object, an array, a localized text with
+	// `language=all`), or fields inside an object, and inside each object of an array
+	// (`chromas.uuid` keeps each chroma's uuid); a value without fields on the way (a null)
+	// is kept whole. Kept members keep their order and bytes. An unknown path is 400 naming
+	// it; at most 32 paths and 512 characters. The answer's envelope lists the paths kept
+	// in canonical form (sorted, each once, none below another):
+	// `{"status":200,"fields":["displayName","uuid"],"data":…}` (`FieldsListBody`,
+	// `FieldsItemBody`).
+	Fields *Fields `form:"fields,omitempty" json:"fields,omitempty"`
 }
 
 // GetObjectiveParams defines parameters for GetObjective.
@@ -4987,6 +6308,18 @@ type GetObjectiveParams struct {
 	// spelling is the one to send. Anything else is 400, and so is the parameter given
 	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
+
+	// Fields Keeps only these paths of each item (of the list `q` selects, or of the one item):
+	// paths joined by commas (`uuid,displayName,chromas.uuid`), each field names joined by
+	// dots as in `q`. A path keeps a field whole (an object, an array, a localized text with
+	// `language=all`), or fields inside an object, and inside each object of an array
+	// (`chromas.uuid` keeps each chroma's uuid); a value without fields on the way (a null)
+	// is kept whole. Kept members keep their order and bytes. An unknown path is 400 naming
+	// it; at most 32 paths and 512 characters. The answer's envelope lists the paths kept
+	// in canonical form (sorted, each once, none below another):
+	// `{"status":200,"fields":["displayName","uuid"],"data":…}` (`FieldsListBody`,
+	// `FieldsItemBody`).
+	Fields *Fields `form:"fields,omitempty" json:"fields,omitempty"`
 }
 
 // ListPlayerCardsParams defines parameters for ListPlayerCards.
@@ -4999,6 +6332,66 @@ type ListPlayerCardsParams struct {
 	// spelling is the one to send. Anything else is 400, and so is the parameter given
 	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
+
+	// Q Keeps the items a query matches, in the list's order, each byte for byte as the list
+	// has it (a blank `q` is the whole list). Terms are separated by spaces and must all hold;
+	// `OR` between two terms means either, and binds tighter than the space (`a b OR c` is
+	// a and (b or c)); `-` right before a term negates it. Values with spaces, quotes or
+	// parentheses are written in double quotes, `\"` and `\\` inside.
+	//
+	// * `word`, `"two words"`: the item's `displayName` in the request's language contains it,
+	//   in any letter case (with `language=all`, in any locale).
+	// * `name:word`: `displayName` in any of the 18 locales contains it; `name=text` equals it.
+	// * `path:value`: a text contains the value in any letter case (Unicode simple case
+	//   folding, as Go's `strings.EqualFold`: `Σ`, `σ` and `ς` are one, `ß` and `ss` are not);
+	//   a number or a boolean equals it.
+	// * `path=value`: equals it exactly: a text byte for byte, except a UUID, which matches in
+	//   any letter case; a number or a boolean.
+	// * `path>value`, `path>=value`, `path<value`, `path<=value`: numbers, and RFC 3339
+	//   date-times (`startTime>=2021-01-12T00:00:00Z` compares instants).
+	// * `path=null` (or `:`), `null` not quoted, matches a null value (`contentTierUuid=null`);
+	//   `"null"` is text, and so is a bare word `null`.
+	// * A path is field names joined by dots, through objects (`shopData.cost`) and arrays,
+	//   where it holds when any element matches (`levels.uuid=…`, `chromas.displayName:red`).
+	//   A path that reaches no value in an item (a null object on the way, an empty array) does
+	//   not match, and negated it does. With `language=all`, a localized text matches when
+	//   its text in any locale does.
+	//
+	// ```
+	// query = term { space [ "OR" space ] term }
+	// term  = [ "-" ] ( path op value | value )
+	// path  = name { "." name }                ; name: ASCII letters, digits, '_'
+	// op    = ":" | "=" | ">" | ">=" | "<" | "<="
+	// value = word | '"' { char | '\"' | '\\' } '"'   ; word: no space, quote or parenthesis
+	// ```
+	//
+	// Paths are the item schema's fields and the fields the upstream added to this version's
+	// items (`refdata_unknown_fields`); `name` is `displayName` in every locale. A term
+	// naming any other path, with a bad operator (`==`, `=>`, `!=`), comparing with `<` or
+	// `>` what is neither a number nor a date-time, or leaving a quote open, is 400, and
+	// the message names the term and where it is: `q: term 2 ("cost=>5", at character 10):
+	// bad operator "=>"; use one of : = > >= < <=`. At most 512 characters and 16 terms.
+	// The answer is the list's: the envelope, a strong ETag per encoding, 304, the route's
+	// Cache-Control (pinned: `immutable`), and `Content-Location` naming the pinned URL
+	// with the query in canonical form (`language` left out for en-US, `q` with single
+	// spaces and values quoted only where they must be, `fields` sorted). Answers are
+	// kept by that form, so a repeated query costs a look-up. Examples: `vandal`,
+	// `chromas.displayName:red`, `levels.uuid=2a6a4c9b-4a3b-98bd-9a0a-6bb4d25dbee6`,
+	// `shopData.cost>=2000`, `name:Phantom -contentTierUuid=null`,
+	// `startTime>=2021-01-12T00:00:00Z endTime<2022-01-01T00:00:00Z`, `"Prime 2.0" OR Reaver`.
+	Q *Q `form:"q,omitempty" json:"q,omitempty"`
+
+	// Fields Keeps only these paths of each item (of the list `q` selects, or of the one item):
+	// paths joined by commas (`uuid,displayName,chromas.uuid`), each field names joined by
+	// dots as in `q`. A path keeps a field whole (an object, an array, a localized text with
+	// `language=all`), or fields inside an object, and inside each object of an array
+	// (`chromas.uuid` keeps each chroma's uuid); a value without fields on the way (a null)
+	// is kept whole. Kept members keep their order and bytes. An unknown path is 400 naming
+	// it; at most 32 paths and 512 characters. The answer's envelope lists the paths kept
+	// in canonical form (sorted, each once, none below another):
+	// `{"status":200,"fields":["displayName","uuid"],"data":…}` (`FieldsListBody`,
+	// `FieldsItemBody`).
+	Fields *Fields `form:"fields,omitempty" json:"fields,omitempty"`
 }
 
 // GetPlayerCardParams defines parameters for GetPlayerCard.
@@ -5011,6 +6404,18 @@ type GetPlayerCardParams struct {
 	// spelling is the one to send. Anything else is 400, and so is the parameter given
 	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
+
+	// Fields Keeps only these paths of each item (of the list `q` selects, or of the one item):
+	// paths joined by commas (`uuid,displayName,chromas.uuid`), each field names joined by
+	// dots as in `q`. A path keeps a field whole (an object, an array, a localized text with
+	// `language=all`), or fields inside an object, and inside each object of an array
+	// (`chromas.uuid` keeps each chroma's uuid); a value without fields on the way (a null)
+	// is kept whole. Kept members keep their order and bytes. An unknown path is 400 naming
+	// it; at most 32 paths and 512 characters. The answer's envelope lists the paths kept
+	// in canonical form (sorted, each once, none below another):
+	// `{"status":200,"fields":["displayName","uuid"],"data":…}` (`FieldsListBody`,
+	// `FieldsItemBody`).
+	Fields *Fields `form:"fields,omitempty" json:"fields,omitempty"`
 }
 
 // ListPlayerTitlesParams defines parameters for ListPlayerTitles.
@@ -5023,6 +6428,66 @@ type ListPlayerTitlesParams struct {
 	// spelling is the one to send. Anything else is 400, and so is the parameter given
 	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
+
+	// Q Keeps the items a query matches, in the list's order, each byte for byte as the list
+	// has it (a blank `q` is the whole list). Terms are separated by spaces and must all hold;
+	// `OR` between two terms means either, and binds tighter than the space (`a b OR c` is
+	// a and (b or c)); `-` right before a term negates it. Values with spaces, quotes or
+	// parentheses are written in double quotes, `\"` and `\\` inside.
+	//
+	// * `word`, `"two words"`: the item's `displayName` in the request's language contains it,
+	//   in any letter case (with `language=all`, in any locale).
+	// * `name:word`: `displayName` in any of the 18 locales contains it; `name=text` equals it.
+	// * `path:value`: a text contains the value in any letter case (Unicode simple case
+	//   folding, as Go's `strings.EqualFold`: `Σ`, `σ` and `ς` are one, `ß` and `ss` are not);
+	//   a number or a boolean equals it.
+	// * `path=value`: equals it exactly: a text byte for byte, except a UUID, which matches in
+	//   any letter case; a number or a boolean.
+	// * `path>value`, `path>=value`, `path<value`, `path<=value`: numbers, and RFC 3339
+	//   date-times (`startTime>=2021-01-12T00:00:00Z` compares instants).
+	// * `path=null` (or `:`), `null` not quoted, matches a null value (`contentTierUuid=null`);
+	//   `"null"` is text, and so is a bare word `null`.
+	// * A path is field names joined by dots, through objects (`shopData.cost`) and arrays,
+	//   where it holds when any element matches (`levels.uuid=…`, `chromas.displayName:red`).
+	//   A path that reaches no value in an item (a null object on the way, an empty array) does
+	//   not match, and negated it does. With `language=all`, a localized text matches when
+	//   its text in any locale does.
+	//
+	// ```
+	// query = term { space [ "OR" space ] term }
+	// term  = [ "-" ] ( path op value | value )
+	// path  = name { "." name }                ; name: ASCII letters, digits, '_'
+	// op    = ":" | "=" | ">" | ">=" | "<" | "<="
+	// value = word | '"' { char | '\"' | '\\' } '"'   ; word: no space, quote or parenthesis
+	// ```
+	//
+	// Paths are the item schema's fields and the fields the upstream added to this version's
+	// items (`refdata_unknown_fields`); `name` is `displayName` in every locale. A term
+	// naming any other path, with a bad operator (`==`, `=>`, `!=`), comparing with `<` or
+	// `>` what is neither a number nor a date-time, or leaving a quote open, is 400, and
+	// the message names the term and where it is: `q: term 2 ("cost=>5", at character 10):
+	// bad operator "=>"; use one of : = > >= < <=`. At most 512 characters and 16 terms.
+	// The answer is the list's: the envelope, a strong ETag per encoding, 304, the route's
+	// Cache-Control (pinned: `immutable`), and `Content-Location` naming the pinned URL
+	// with the query in canonical form (`language` left out for en-US, `q` with single
+	// spaces and values quoted only where they must be, `fields` sorted). Answers are
+	// kept by that form, so a repeated query costs a look-up. Examples: `vandal`,
+	// `chromas.displayName:red`, `levels.uuid=2a6a4c9b-4a3b-98bd-9a0a-6bb4d25dbee6`,
+	// `shopData.cost>=2000`, `name:Phantom -contentTierUuid=null`,
+	// `startTime>=2021-01-12T00:00:00Z endTime<2022-01-01T00:00:00Z`, `"Prime 2.0" OR Reaver`.
+	Q *Q `form:"q,omitempty" json:"q,omitempty"`
+
+	// Fields Keeps only these paths of each item (of the list `q` selects, or of the one item):
+	// paths joined by commas (`uuid,displayName,chromas.uuid`), each field names joined by
+	// dots as in `q`. A path keeps a field whole (an object, an array, a localized text with
+	// `language=all`), or fields inside an object, and inside each object of an array
+	// (`chromas.uuid` keeps each chroma's uuid); a value without fields on the way (a null)
+	// is kept whole. Kept members keep their order and bytes. An unknown path is 400 naming
+	// it; at most 32 paths and 512 characters. The answer's envelope lists the paths kept
+	// in canonical form (sorted, each once, none below another):
+	// `{"status":200,"fields":["displayName","uuid"],"data":…}` (`FieldsListBody`,
+	// `FieldsItemBody`).
+	Fields *Fields `form:"fields,omitempty" json:"fields,omitempty"`
 }
 
 // GetPlayerTitleParams defines parameters for GetPlayerTitle.
@@ -5035,6 +6500,18 @@ type GetPlayerTitleParams struct {
 	// spelling is the one to send. Anything else is 400, and so is the parameter given
 	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
+
+	// Fields Keeps only these paths of each item (of the list `q` selects, or of the one item):
+	// paths joined by commas (`uuid,displayName,chromas.uuid`), each field names joined by
+	// dots as in `q`. A path keeps a field whole (an object, an array, a localized text with
+	// `language=all`), or fields inside an object, and inside each object of an array
+	// (`chromas.uuid` keeps each chroma's uuid); a value without fields on the way (a null)
+	// is kept whole. Kept members keep their order and bytes. An unknown path is 400 naming
+	// it; at most 32 paths and 512 characters. The answer's envelope lists the paths kept
+	// in canonical form (sorted, each once, none below another):
+	// `{"status":200,"fields":["displayName","uuid"],"data":…}` (`FieldsListBody`,
+	// `FieldsItemBody`).
+	Fields *Fields `form:"fields,omitempty" json:"fields,omitempty"`
 }
 
 // ListPremierConferencesParams defines parameters for ListPremierConferences.
@@ -5047,6 +6524,66 @@ type ListPremierConferencesParams struct {
 	// spelling is the one to send. Anything else is 400, and so is the parameter given
 	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
+
+	// Q Keeps the items a query matches, in the list's order, each byte for byte as the list
+	// has it (a blank `q` is the whole list). Terms are separated by spaces and must all hold;
+	// `OR` between two terms means either, and binds tighter than the space (`a b OR c` is
+	// a and (b or c)); `-` right before a term negates it. Values with spaces, quotes or
+	// parentheses are written in double quotes, `\"` and `\\` inside.
+	//
+	// * `word`, `"two words"`: the item's `displayName` in the request's language contains it,
+	//   in any letter case (with `language=all`, in any locale).
+	// * `name:word`: `displayName` in any of the 18 locales contains it; `name=text` equals it.
+	// * `path:value`: a text contains the value in any letter case (Unicode simple case
+	//   folding, as Go's `strings.EqualFold`: `Σ`, `σ` and `ς` are one, `ß` and `ss` are not);
+	//   a number or a boolean equals it.
+	// * `path=value`: equals it exactly: a text byte for byte, except a UUID, which matches in
+	//   any letter case; a number or a boolean.
+	// * `path>value`, `path>=value`, `path<value`, `path<=value`: numbers, and RFC 3339
+	//   date-times (`startTime>=2021-01-12T00:00:00Z` compares instants).
+	// * `path=null` (or `:`), `null` not quoted, matches a null value (`contentTierUuid=null`);
+	//   `"null"` is text, and so is a bare word `null`.
+	// * A path is field names joined by dots, through objects (`shopData.cost`) and arrays,
+	//   where it holds when any element matches (`levels.uuid=…`, `chromas.displayName:red`).
+	//   A path that reaches no value in an item (a null object on the way, an empty array) does
+	//   not match, and negated it does. With `language=all`, a localized text matches when
+	//   its text in any locale does.
+	//
+	// ```
+	// query = term { space [ "OR" space ] term }
+	// term  = [ "-" ] ( path op value | value )
+	// path  = name { "." name }                ; name: ASCII letters, digits, '_'
+	// op    = ":" | "=" | ">" | ">=" | "<" | "<="
+	// value = word | '"' { char | '\"' | '\\' } '"'   ; word: no space, quote or parenthesis
+	// ```
+	//
+	// Paths are the item schema's fields and the fields the upstream added to this version's
+	// items (`refdata_unknown_fields`); `name` is `displayName` in every locale. A term
+	// naming any other path, with a bad operator (`==`, `=>`, `!=`), comparing with `<` or
+	// `>` what is neither a number nor a date-time, or leaving a quote open, is 400, and
+	// the message names the term and where it is: `q: term 2 ("cost=>5", at character 10):
+	// bad operator "=>"; use one of : = > >= < <=`. At most 512 characters and 16 terms.
+	// The answer is the list's: the envelope, a strong ETag per encoding, 304, the route's
+	// Cache-Control (pinned: `immutable`), and `Content-Location` naming the pinned URL
+	// with the query in canonical form (`language` left out for en-US, `q` with single
+	// spaces and values quoted only where they must be, `fields` sorted). Answers are
+	// kept by that form, so a repeated query costs a look-up. Examples: `vandal`,
+	// `chromas.displayName:red`, `levels.uuid=2a6a4c9b-4a3b-98bd-9a0a-6bb4d25dbee6`,
+	// `shopData.cost>=2000`, `name:Phantom -contentTierUuid=null`,
+	// `startTime>=2021-01-12T00:00:00Z endTime<2022-01-01T00:00:00Z`, `"Prime 2.0" OR Reaver`.
+	Q *Q `form:"q,omitempty" json:"q,omitempty"`
+
+	// Fields Keeps only these paths of each item (of the list `q` selects, or of the one item):
+	// paths joined by commas (`uuid,displayName,chromas.uuid`), each field names joined by
+	// dots as in `q`. A path keeps a field whole (an object, an array, a localized text with
+	// `language=all`), or fields inside an object, and inside each object of an array
+	// (`chromas.uuid` keeps each chroma's uuid); a value without fields on the way (a null)
+	// is kept whole. Kept members keep their order and bytes. An unknown path is 400 naming
+	// it; at most 32 paths and 512 characters. The answer's envelope lists the paths kept
+	// in canonical form (sorted, each once, none below another):
+	// `{"status":200,"fields":["displayName","uuid"],"data":…}` (`FieldsListBody`,
+	// `FieldsItemBody`).
+	Fields *Fields `form:"fields,omitempty" json:"fields,omitempty"`
 }
 
 // GetPremierConferenceParams defines parameters for GetPremierConference.
@@ -5059,6 +6596,18 @@ type GetPremierConferenceParams struct {
 	// spelling is the one to send. Anything else is 400, and so is the parameter given
 	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
+
+	// Fields Keeps only these paths of each item (of the list `q` selects, or of the one item):
+	// paths joined by commas (`uuid,displayName,chromas.uuid`), each field names joined by
+	// dots as in `q`. A path keeps a field whole (an object, an array, a localized text with
+	// `language=all`), or fields inside an object, and inside each object of an array
+	// (`chromas.uuid` keeps each chroma's uuid); a value without fields on the way (a null)
+	// is kept whole. Kept members keep their order and bytes. An unknown path is 400 naming
+	// it; at most 32 paths and 512 characters. The answer's envelope lists the paths kept
+	// in canonical form (sorted, each once, none below another):
+	// `{"status":200,"fields":["displayName","uuid"],"data":…}` (`FieldsListBody`,
+	// `FieldsItemBody`).
+	Fields *Fields `form:"fields,omitempty" json:"fields,omitempty"`
 }
 
 // ListPremierLogosParams defines parameters for ListPremierLogos.
@@ -5071,6 +6620,66 @@ type ListPremierLogosParams struct {
 	// spelling is the one to send. Anything else is 400, and so is the parameter given
 	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
+
+	// Q Keeps the items a query matches, in the list's order, each byte for byte as the list
+	// has it (a blank `q` is the whole list). Terms are separated by spaces and must all hold;
+	// `OR` between two terms means either, and binds tighter than the space (`a b OR c` is
+	// a and (b or c)); `-` right before a term negates it. Values with spaces, quotes or
+	// parentheses are written in double quotes, `\"` and `\\` inside.
+	//
+	// * `word`, `"two words"`: the item's `displayName` in the request's language contains it,
+	//   in any letter case (with `language=all`, in any locale).
+	// * `name:word`: `displayName` in any of the 18 locales contains it; `name=text` equals it.
+	// * `path:value`: a text contains the value in any letter case (Unicode simple case
+	//   folding, as Go's `strings.EqualFold`: `Σ`, `σ` and `ς` are one, `ß` and `ss` are not);
+	//   a number or a boolean equals it.
+	// * `path=value`: equals it exactly: a text byte for byte, except a UUID, which matches in
+	//   any letter case; a number or a boolean.
+	// * `path>value`, `path>=value`, `path<value`, `path<=value`: numbers, and RFC 3339
+	//   date-times (`startTime>=2021-01-12T00:00:00Z` compares instants).
+	// * `path=null` (or `:`), `null` not quoted, matches a null value (`contentTierUuid=null`);
+	//   `"null"` is text, and so is a bare word `null`.
+	// * A path is field names joined by dots, through objects (`shopData.cost`) and arrays,
+	//   where it holds when any element matches (`levels.uuid=…`, `chromas.displayName:red`).
+	//   A path that reaches no value in an item (a null object on the way, an empty array) does
+	//   not match, and negated it does. With `language=all`, a localized text matches when
+	//   its text in any locale does.
+	//
+	// ```
+	// query = term { space [ "OR" space ] term }
+	// term  = [ "-" ] ( path op value | value )
+	// path  = name { "." name }                ; name: ASCII letters, digits, '_'
+	// op    = ":" | "=" | ">" | ">=" | "<" | "<="
+	// value = word | '"' { char | '\"' | '\\' } '"'   ; word: no space, quote or parenthesis
+	// ```
+	//
+	// Paths are the item schema's fields and the fields the upstream added to this version's
+	// items (`refdata_unknown_fields`); `name` is `displayName` in every locale. A term
+	// naming any other path, with a bad operator (`==`, `=>`, `!=`), comparing with `<` or
+	// `>` what is neither a number nor a date-time, or leaving a quote open, is 400, and
+	// the message names the term and where it is: `q: term 2 ("cost=>5", at character 10):
+	// bad operator "=>"; use one of : = > >= < <=`. At most 512 characters and 16 terms.
+	// The answer is the list's: the envelope, a strong ETag per encoding, 304, the route's
+	// Cache-Control (pinned: `immutable`), and `Content-Location` naming the pinned URL
+	// with the query in canonical form (`language` left out for en-US, `q` with single
+	// spaces and values quoted only where they must be, `fields` sorted). Answers are
+	// kept by that form, so a repeated query costs a look-up. Examples: `vandal`,
+	// `chromas.displayName:red`, `levels.uuid=2a6a4c9b-4a3b-98bd-9a0a-6bb4d25dbee6`,
+	// `shopData.cost>=2000`, `name:Phantom -contentTierUuid=null`,
+	// `startTime>=2021-01-12T00:00:00Z endTime<2022-01-01T00:00:00Z`, `"Prime 2.0" OR Reaver`.
+	Q *Q `form:"q,omitempty" json:"q,omitempty"`
+
+	// Fields Keeps only these paths of each item (of the list `q` selects, or of the one item):
+	// paths joined by commas (`uuid,displayName,chromas.uuid`), each field names joined by
+	// dots as in `q`. A path keeps a field whole (an object, an array, a localized text with
+	// `language=all`), or fields inside an object, and inside each object of an array
+	// (`chromas.uuid` keeps each chroma's uuid); a value without fields on the way (a null)
+	// is kept whole. Kept members keep their order and bytes. An unknown path is 400 naming
+	// it; at most 32 paths and 512 characters. The answer's envelope lists the paths kept
+	// in canonical form (sorted, each once, none below another):
+	// `{"status":200,"fields":["displayName","uuid"],"data":…}` (`FieldsListBody`,
+	// `FieldsItemBody`).
+	Fields *Fields `form:"fields,omitempty" json:"fields,omitempty"`
 }
 
 // GetPremierLogoParams defines parameters for GetPremierLogo.
@@ -5083,6 +6692,18 @@ type GetPremierLogoParams struct {
 	// spelling is the one to send. Anything else is 400, and so is the parameter given
 	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
+
+	// Fields Keeps only these paths of each item (of the list `q` selects, or of the one item):
+	// paths joined by commas (`uuid,displayName,chromas.uuid`), each field names joined by
+	// dots as in `q`. A path keeps a field whole (an object, an array, a localized text with
+	// `language=all`), or fields inside an object, and inside each object of an array
+	// (`chromas.uuid` keeps each chroma's uuid); a value without fields on the way (a null)
+	// is kept whole. Kept members keep their order and bytes. An unknown path is 400 naming
+	// it; at most 32 paths and 512 characters. The answer's envelope lists the paths kept
+	// in canonical form (sorted, each once, none below another):
+	// `{"status":200,"fields":["displayName","uuid"],"data":…}` (`FieldsListBody`,
+	// `FieldsItemBody`).
+	Fields *Fields `form:"fields,omitempty" json:"fields,omitempty"`
 }
 
 // GetPremierLogoImageParams defines parameters for GetPremierLogoImage.
@@ -5112,6 +6733,66 @@ type ListSeasonsParams struct {
 	// spelling is the one to send. Anything else is 400, and so is the parameter given
 	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
+
+	// Q Keeps the items a query matches, in the list's order, each byte for byte as the list
+	// has it (a blank `q` is the whole list). Terms are separated by spaces and must all hold;
+	// `OR` between two terms means either, and binds tighter than the space (`a b OR c` is
+	// a and (b or c)); `-` right before a term negates it. Values with spaces, quotes or
+	// parentheses are written in double quotes, `\"` and `\\` inside.
+	//
+	// * `word`, `"two words"`: the item's `displayName` in the request's language contains it,
+	//   in any letter case (with `language=all`, in any locale).
+	// * `name:word`: `displayName` in any of the 18 locales contains it; `name=text` equals it.
+	// * `path:value`: a text contains the value in any letter case (Unicode simple case
+	//   folding, as Go's `strings.EqualFold`: `Σ`, `σ` and `ς` are one, `ß` and `ss` are not);
+	//   a number or a boolean equals it.
+	// * `path=value`: equals it exactly: a text byte for byte, except a UUID, which matches in
+	//   any letter case; a number or a boolean.
+	// * `path>value`, `path>=value`, `path<value`, `path<=value`: numbers, and RFC 3339
+	//   date-times (`startTime>=2021-01-12T00:00:00Z` compares instants).
+	// * `path=null` (or `:`), `null` not quoted, matches a null value (`contentTierUuid=null`);
+	//   `"null"` is text, and so is a bare word `null`.
+	// * A path is field names joined by dots, through objects (`shopData.cost`) and arrays,
+	//   where it holds when any element matches (`levels.uuid=…`, `chromas.displayName:red`).
+	//   A path that reaches no value in an item (a null object on the way, an empty array) does
+	//   not match, and negated it does. With `language=all`, a localized text matches when
+	//   its text in any locale does.
+	//
+	// ```
+	// query = term { space [ "OR" space ] term }
+	// term  = [ "-" ] ( path op value | value )
+	// path  = name { "." name }                ; name: ASCII letters, digits, '_'
+	// op    = ":" | "=" | ">" | ">=" | "<" | "<="
+	// value = word | '"' { char | '\"' | '\\' } '"'   ; word: no space, quote or parenthesis
+	// ```
+	//
+	// Paths are the item schema's fields and the fields the upstream added to this version's
+	// items (`refdata_unknown_fields`); `name` is `displayName` in every locale. A term
+	// naming any other path, with a bad operator (`==`, `=>`, `!=`), comparing with `<` or
+	// `>` what is neither a number nor a date-time, or leaving a quote open, is 400, and
+	// the message names the term and where it is: `q: term 2 ("cost=>5", at character 10):
+	// bad operator "=>"; use one of : = > >= < <=`. At most 512 characters and 16 terms.
+	// The answer is the list's: the envelope, a strong ETag per encoding, 304, the route's
+	// Cache-Control (pinned: `immutable`), and `Content-Location` naming the pinned URL
+	// with the query in canonical form (`language` left out for en-US, `q` with single
+	// spaces and values quoted only where they must be, `fields` sorted). Answers are
+	// kept by that form, so a repeated query costs a look-up. Examples: `vandal`,
+	// `chromas.displayName:red`, `levels.uuid=2a6a4c9b-4a3b-98bd-9a0a-6bb4d25dbee6`,
+	// `shopData.cost>=2000`, `name:Phantom -contentTierUuid=null`,
+	// `startTime>=2021-01-12T00:00:00Z endTime<2022-01-01T00:00:00Z`, `"Prime 2.0" OR Reaver`.
+	Q *Q `form:"q,omitempty" json:"q,omitempty"`
+
+	// Fields Keeps only these paths of each item (of the list `q` selects, or of the one item):
+	// paths joined by commas (`uuid,displayName,chromas.uuid`), each field names joined by
+	// dots as in `q`. A path keeps a field whole (an object, an array, a localized text with
+	// `language=all`), or fields inside an object, and inside each object of an array
+	// (`chromas.uuid` keeps each chroma's uuid); a value without fields on the way (a null)
+	// is kept whole. Kept members keep their order and bytes. An unknown path is 400 naming
+	// it; at most 32 paths and 512 characters. The answer's envelope lists the paths kept
+	// in canonical form (sorted, each once, none below another):
+	// `{"status":200,"fields":["displayName","uuid"],"data":…}` (`FieldsListBody`,
+	// `FieldsItemBody`).
+	Fields *Fields `form:"fields,omitempty" json:"fields,omitempty"`
 }
 
 // ListCompetitiveSeasonsParams defines parameters for ListCompetitiveSeasons.
@@ -5124,6 +6805,66 @@ type ListCompetitiveSeasonsParams struct {
 	// spelling is the one to send. Anything else is 400, and so is the parameter given
 	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
+
+	// Q Keeps the items a query matches, in the list's order, each byte for byte as the list
+	// has it (a blank `q` is the whole list). Terms are separated by spaces and must all hold;
+	// `OR` between two terms means either, and binds tighter than the space (`a b OR c` is
+	// a and (b or c)); `-` right before a term negates it. Values with spaces, quotes or
+	// parentheses are written in double quotes, `\"` and `\\` inside.
+	//
+	// * `word`, `"two words"`: the item's `displayName` in the request's language contains it,
+	//   in any letter case (with `language=all`, in any locale).
+	// * `name:word`: `displayName` in any of the 18 locales contains it; `name=text` equals it.
+	// * `path:value`: a text contains the value in any letter case (Unicode simple case
+	//   folding, as Go's `strings.EqualFold`: `Σ`, `σ` and `ς` are one, `ß` and `ss` are not);
+	//   a number or a boolean equals it.
+	// * `path=value`: equals it exactly: a text byte for byte, except a UUID, which matches in
+	//   any letter case; a number or a boolean.
+	// * `path>value`, `path>=value`, `path<value`, `path<=value`: numbers, and RFC 3339
+	//   date-times (`startTime>=2021-01-12T00:00:00Z` compares instants).
+	// * `path=null` (or `:`), `null` not quoted, matches a null value (`contentTierUuid=null`);
+	//   `"null"` is text, and so is a bare word `null`.
+	// * A path is field names joined by dots, through objects (`shopData.cost`) and arrays,
+	//   where it holds when any element matches (`levels.uuid=…`, `chromas.displayName:red`).
+	//   A path that reaches no value in an item (a null object on the way, an empty array) does
+	//   not match, and negated it does. With `language=all`, a localized text matches when
+	//   its text in any locale does.
+	//
+	// ```
+	// query = term { space [ "OR" space ] term }
+	// term  = [ "-" ] ( path op value | value )
+	// path  = name { "." name }                ; name: ASCII letters, digits, '_'
+	// op    = ":" | "=" | ">" | ">=" | "<" | "<="
+	// value = word | '"' { char | '\"' | '\\' } '"'   ; word: no space, quote or parenthesis
+	// ```
+	//
+	// Paths are the item schema's fields and the fields the upstream added to this version's
+	// items (`refdata_unknown_fields`); `name` is `displayName` in every locale. A term
+	// naming any other path, with a bad operator (`==`, `=>`, `!=`), comparing with `<` or
+	// `>` what is neither a number nor a date-time, or leaving a quote open, is 400, and
+	// the message names the term and where it is: `q: term 2 ("cost=>5", at character 10):
+	// bad operator "=>"; use one of : = > >= < <=`. At most 512 characters and 16 terms.
+	// The answer is the list's: the envelope, a strong ETag per encoding, 304, the route's
+	// Cache-Control (pinned: `immutable`), and `Content-Location` naming the pinned URL
+	// with the query in canonical form (`language` left out for en-US, `q` with single
+	// spaces and values quoted only where they must be, `fields` sorted). Answers are
+	// kept by that form, so a repeated query costs a look-up. Examples: `vandal`,
+	// `chromas.displayName:red`, `levels.uuid=2a6a4c9b-4a3b-98bd-9a0a-6bb4d25dbee6`,
+	// `shopData.cost>=2000`, `name:Phantom -contentTierUuid=null`,
+	// `startTime>=2021-01-12T00:00:00Z endTime<2022-01-01T00:00:00Z`, `"Prime 2.0" OR Reaver`.
+	Q *Q `form:"q,omitempty" json:"q,omitempty"`
+
+	// Fields Keeps only these paths of each item (of the list `q` selects, or of the one item):
+	// paths joined by commas (`uuid,displayName,chromas.uuid`), each field names joined by
+	// dots as in `q`. A path keeps a field whole (an object, an array, a localized text with
+	// `language=all`), or fields inside an object, and inside each object of an array
+	// (`chromas.uuid` keeps each chroma's uuid); a value without fields on the way (a null)
+	// is kept whole. Kept members keep their order and bytes. An unknown path is 400 naming
+	// it; at most 32 paths and 512 characters. The answer's envelope lists the paths kept
+	// in canonical form (sorted, each once, none below another):
+	// `{"status":200,"fields":["displayName","uuid"],"data":…}` (`FieldsListBody`,
+	// `FieldsItemBody`).
+	Fields *Fields `form:"fields,omitempty" json:"fields,omitempty"`
 }
 
 // GetCompetitiveSeasonParams defines parameters for GetCompetitiveSeason.
@@ -5136,6 +6877,18 @@ type GetCompetitiveSeasonParams struct {
 	// spelling is the one to send. Anything else is 400, and so is the parameter given
 	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
+
+	// Fields Keeps only these paths of each item (of the list `q` selects, or of the one item):
+	// paths joined by commas (`uuid,displayName,chromas.uuid`), each field names joined by
+	// dots as in `q`. A path keeps a field whole (an object, an array, a localized text with
+	// `language=all`), or fields inside an object, and inside each object of an array
+	// (`chromas.uuid` keeps each chroma's uuid); a value without fields on the way (a null)
+	// is kept whole. Kept members keep their order and bytes. An unknown path is 400 naming
+	// it; at most 32 paths and 512 characters. The answer's envelope lists the paths kept
+	// in canonical form (sorted, each once, none below another):
+	// `{"status":200,"fields":["displayName","uuid"],"data":…}` (`FieldsListBody`,
+	// `FieldsItemBody`).
+	Fields *Fields `form:"fields,omitempty" json:"fields,omitempty"`
 }
 
 // GetCompetitiveSeasonTiersParams defines parameters for GetCompetitiveSeasonTiers.
@@ -5160,6 +6913,18 @@ type GetSeasonParams struct {
 	// spelling is the one to send. Anything else is 400, and so is the parameter given
 	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
+
+	// Fields Keeps only these paths of each item (of the list `q` selects, or of the one item):
+	// paths joined by commas (`uuid,displayName,chromas.uuid`), each field names joined by
+	// dots as in `q`. A path keeps a field whole (an object, an array, a localized text with
+	// `language=all`), or fields inside an object, and inside each object of an array
+	// (`chromas.uuid` keeps each chroma's uuid); a value without fields on the way (a null)
+	// is kept whole. Kept members keep their order and bytes. An unknown path is 400 naming
+	// it; at most 32 paths and 512 characters. The answer's envelope lists the paths kept
+	// in canonical form (sorted, each once, none below another):
+	// `{"status":200,"fields":["displayName","uuid"],"data":…}` (`FieldsListBody`,
+	// `FieldsItemBody`).
+	Fields *Fields `form:"fields,omitempty" json:"fields,omitempty"`
 }
 
 // ListSpraysParams defines parameters for ListSprays.
@@ -5172,6 +6937,66 @@ type ListSpraysParams struct {
 	// spelling is the one to send. Anything else is 400, and so is the parameter given
 	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
+
+	// Q Keeps the items a query matches, in the list's order, each byte for byte as the list
+	// has it (a blank `q` is the whole list). Terms are separated by spaces and must all hold;
+	// `OR` between two terms means either, and binds tighter than the space (`a b OR c` is
+	// a and (b or c)); `-` right before a term negates it. Values with spaces, quotes or
+	// parentheses are written in double quotes, `\"` and `\\` inside.
+	//
+	// * `word`, `"two words"`: the item's `displayName` in the request's language contains it,
+	//   in any letter case (with `language=all`, in any locale).
+	// * `name:word`: `displayName` in any of the 18 locales contains it; `name=text` equals it.
+	// * `path:value`: a text contains the value in any letter case (Unicode simple case
+	//   folding, as Go's `strings.EqualFold`: `Σ`, `σ` and `ς` are one, `ß` and `ss` are not);
+	//   a number or a boolean equals it.
+	// * `path=value`: equals it exactly: a text byte for byte, except a UUID, which matches in
+	//   any letter case; a number or a boolean.
+	// * `path>value`, `path>=value`, `path<value`, `path<=value`: numbers, and RFC 3339
+	//   date-times (`startTime>=2021-01-12T00:00:00Z` compares instants).
+	// * `path=null` (or `:`), `null` not quoted, matches a null value (`contentTierUuid=null`);
+	//   `"null"` is text, and so is a bare word `null`.
+	// * A path is field names joined by dots, through objects (`shopData.cost`) and arrays,
+	//   where it holds when any element matches (`levels.uuid=…`, `chromas.displayName:red`).
+	//   A path that reaches no value in an item (a null object on the way, an empty array) does
+	//   not match, and negated it does. With `language=all`, a localized text matches when
+	//   its text in any locale does.
+	//
+	// ```
+	// query = term { space [ "OR" space ] term }
+	// term  = [ "-" ] ( path op value | value )
+	// path  = name { "." name }                ; name: ASCII letters, digits, '_'
+	// op    = ":" | "=" | ">" | ">=" | "<" | "<="
+	// value = word | '"' { char | '\"' | '\\' } '"'   ; word: no space, quote or parenthesis
+	// ```
+	//
+	// Paths are the item schema's fields and the fields the upstream added to this version's
+	// items (`refdata_unknown_fields`); `name` is `displayName` in every locale. A term
+	// naming any other path, with a bad operator (`==`, `=>`, `!=`), comparing with `<` or
+	// `>` what is neither a number nor a date-time, or leaving a quote open, is 400, and
+	// the message names the term and where it is: `q: term 2 ("cost=>5", at character 10):
+	// bad operator "=>"; use one of : = > >= < <=`. At most 512 characters and 16 terms.
+	// The answer is the list's: the envelope, a strong ETag per encoding, 304, the route's
+	// Cache-Control (pinned: `immutable`), and `Content-Location` naming the pinned URL
+	// with the query in canonical form (`language` left out for en-US, `q` with single
+	// spaces and values quoted only where they must be, `fields` sorted). Answers are
+	// kept by that form, so a repeated query costs a look-up. Examples: `vandal`,
+	// `chromas.displayName:red`, `levels.uuid=2a6a4c9b-4a3b-98bd-9a0a-6bb4d25dbee6`,
+	// `shopData.cost>=2000`, `name:Phantom -contentTierUuid=null`,
+	// `startTime>=2021-01-12T00:00:00Z endTime<2022-01-01T00:00:00Z`, `"Prime 2.0" OR Reaver`.
+	Q *Q `form:"q,omitempty" json:"q,omitempty"`
+
+	// Fields Keeps only these paths of each item (of the list `q` selects, or of the one item):
+	// paths joined by commas (`uuid,displayName,chromas.uuid`), each field names joined by
+	// dots as in `q`. A path keeps a field whole (an object, an array, a localized text with
+	// `language=all`), or fields inside an object, and inside each object of an array
+	// (`chromas.uuid` keeps each chroma's uuid); a value without fields on the way (a null)
+	// is kept whole. Kept members keep their order and bytes. An unknown path is 400 naming
+	// it; at most 32 paths and 512 characters. The answer's envelope lists the paths kept
+	// in canonical form (sorted, each once, none below another):
+	// `{"status":200,"fields":["displayName","uuid"],"data":…}` (`FieldsListBody`,
+	// `FieldsItemBody`).
+	Fields *Fields `form:"fields,omitempty" json:"fields,omitempty"`
 }
 
 // ListSprayLevelsParams defines parameters for ListSprayLevels.
@@ -5184,6 +7009,66 @@ type ListSprayLevelsParams struct {
 	// spelling is the one to send. Anything else is 400, and so is the parameter given
 	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
+
+	// Q Keeps the items a query matches, in the list's order, each byte for byte as the list
+	// has it (a blank `q` is the whole list). Terms are separated by spaces and must all hold;
+	// `OR` between two terms means either, and binds tighter than the space (`a b OR c` is
+	// a and (b or c)); `-` right before a term negates it. Values with spaces, quotes or
+	// parentheses are written in double quotes, `\"` and `\\` inside.
+	//
+	// * `word`, `"two words"`: the item's `displayName` in the request's language contains it,
+	//   in any letter case (with `language=all`, in any locale).
+	// * `name:word`: `displayName` in any of the 18 locales contains it; `name=text` equals it.
+	// * `path:value`: a text contains the value in any letter case (Unicode simple case
+	//   folding, as Go's `strings.EqualFold`: `Σ`, `σ` and `ς` are one, `ß` and `ss` are not);
+	//   a number or a boolean equals it.
+	// * `path=value`: equals it exactly: a text byte for byte, except a UUID, which matches in
+	//   any letter case; a number or a boolean.
+	// * `path>value`, `path>=value`, `path<value`, `path<=value`: numbers, and RFC 3339
+	//   date-times (`startTime>=2021-01-12T00:00:00Z` compares instants).
+	// * `path=null` (or `:`), `null` not quoted, matches a null value (`contentTierUuid=null`);
+	//   `"null"` is text, and so is a bare word `null`.
+	// * A path is field names joined by dots, through objects (`shopData.cost`) and arrays,
+	//   where it holds when any element matches (`levels.uuid=…`, `chromas.displayName:red`).
+	//   A path that reaches no value in an item (a null object on the way, an empty array) does
+	//   not match, and negated it does. With `language=all`, a localized text matches when
+	//   its text in any locale does.
+	//
+	// ```
+	// query = term { space [ "OR" space ] term }
+	// term  = [ "-" ] ( path op value | value )
+	// path  = name { "." name }                ; name: ASCII letters, digits, '_'
+	// op    = ":" | "=" | ">" | ">=" | "<" | "<="
+	// value = word | '"' { char | '\"' | '\\' } '"'   ; word: no space, quote or parenthesis
+	// ```
+	//
+	// Paths are the item schema's fields and the fields the upstream added to this version's
+	// items (`refdata_unknown_fields`); `name` is `displayName` in every locale. A term
+	// naming any other path, with a bad operator (`==`, `=>`, `!=`), comparing with `<` or
+	// `>` what is neither a number nor a date-time, or leaving a quote open, is 400, and
+	// the message names the term and where it is: `q: term 2 ("cost=>5", at character 10):
+	// bad operator "=>"; use one of : = > >= < <=`. At most 512 characters and 16 terms.
+	// The answer is the list's: the envelope, a strong ETag per encoding, 304, the route's
+	// Cache-Control (pinned: `immutable`), and `Content-Location` naming the pinned URL
+	// with the query in canonical form (`language` left out for en-US, `q` with single
+	// spaces and values quoted only where they must be, `fields` sorted). Answers are
+	// kept by that form, so a repeated query costs a look-up. Examples: `vandal`,
+	// `chromas.displayName:red`, `levels.uuid=2a6a4c9b-4a3b-98bd-9a0a-6bb4d25dbee6`,
+	// `shopData.cost>=2000`, `name:Phantom -contentTierUuid=null`,
+	// `startTime>=2021-01-12T00:00:00Z endTime<2022-01-01T00:00:00Z`, `"Prime 2.0" OR Reaver`.
+	Q *Q `form:"q,omitempty" json:"q,omitempty"`
+
+	// Fields Keeps only these paths of each item (of the list `q` selects, or of the one item):
+	// paths joined by commas (`uuid,displayName,chromas.uuid`), each field names joined by
+	// dots as in `q`. A path keeps a field whole (an object, an array, a localized text with
+	// `language=all`), or fields inside an object, and inside each object of an array
+	// (`chromas.uuid` keeps each chroma's uuid); a value without fields on the way (a null)
+	// is kept whole. Kept members keep their order and bytes. An unknown path is 400 naming
+	// it; at most 32 paths and 512 characters. The answer's envelope lists the paths kept
+	// in canonical form (sorted, each once, none below another):
+	// `{"status":200,"fields":["displayName","uuid"],"data":…}` (`FieldsListBody`,
+	// `FieldsItemBody`).
+	Fields *Fields `form:"fields,omitempty" json:"fields,omitempty"`
 }
 
 // GetSprayLevelParams defines parameters for GetSprayLevel.
@@ -5196,6 +7081,18 @@ type GetSprayLevelParams struct {
 	// spelling is the one to send. Anything else is 400, and so is the parameter given
 	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
+
+	// Fields Keeps only these paths of each item (of the list `q` selects, or of the one item):
+	// paths joined by commas (`uuid,displayName,chromas.uuid`), each field names joined by
+	// dots as in `q`. A path keeps a field whole (an object, an array, a localized text with
+	// `language=all`), or fields inside an object, and inside each object of an array
+	// (`chromas.uuid` keeps each chroma's uuid); a value without fields on the way (a null)
+	// is kept whole. Kept members keep their order and bytes. An unknown path is 400 naming
+	// it; at most 32 paths and 512 characters. The answer's envelope lists the paths kept
+	// in canonical form (sorted, each once, none below another):
+	// `{"status":200,"fields":["displayName","uuid"],"data":…}` (`FieldsListBody`,
+	// `FieldsItemBody`).
+	Fields *Fields `form:"fields,omitempty" json:"fields,omitempty"`
 }
 
 // GetSprayParams defines parameters for GetSpray.
@@ -5208,6 +7105,18 @@ type GetSprayParams struct {
 	// spelling is the one to send. Anything else is 400, and so is the parameter given
 	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
+
+	// Fields Keeps only these paths of each item (of the list `q` selects, or of the one item):
+	// paths joined by commas (`uuid,displayName,chromas.uuid`), each field names joined by
+	// dots as in `q`. A path keeps a field whole (an object, an array, a localized text with
+	// `language=all`), or fields inside an object, and inside each object of an array
+	// (`chromas.uuid` keeps each chroma's uuid); a value without fields on the way (a null)
+	// is kept whole. Kept members keep their order and bytes. An unknown path is 400 naming
+	// it; at most 32 paths and 512 characters. The answer's envelope lists the paths kept
+	// in canonical form (sorted, each once, none below another):
+	// `{"status":200,"fields":["displayName","uuid"],"data":…}` (`FieldsListBody`,
+	// `FieldsItemBody`).
+	Fields *Fields `form:"fields,omitempty" json:"fields,omitempty"`
 }
 
 // ListThemesParams defines parameters for ListThemes.
@@ -5220,6 +7129,66 @@ type ListThemesParams struct {
 	// spelling is the one to send. Anything else is 400, and so is the parameter given
 	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
+
+	// Q Keeps the items a query matches, in the list's order, each byte for byte as the list
+	// has it (a blank `q` is the whole list). Terms are separated by spaces and must all hold;
+	// `OR` between two terms means either, and binds tighter than the space (`a b OR c` is
+	// a and (b or c)); `-` right before a term negates it. Values with spaces, quotes or
+	// parentheses are written in double quotes, `\"` and `\\` inside.
+	//
+	// * `word`, `"two words"`: the item's `displayName` in the request's language contains it,
+	//   in any letter case (with `language=all`, in any locale).
+	// * `name:word`: `displayName` in any of the 18 locales contains it; `name=text` equals it.
+	// * `path:value`: a text contains the value in any letter case (Unicode simple case
+	//   folding, as Go's `strings.EqualFold`: `Σ`, `σ` and `ς` are one, `ß` and `ss` are not);
+	//   a number or a boolean equals it.
+	// * `path=value`: equals it exactly: a text byte for byte, except a UUID, which matches in
+	//   any letter case; a number or a boolean.
+	// * `path>value`, `path>=value`, `path<value`, `path<=value`: numbers, and RFC 3339
+	//   date-times (`startTime>=2021-01-12T00:00:00Z` compares instants).
+	// * `path=null` (or `:`), `null` not quoted, matches a null value (`contentTierUuid=null`);
+	//   `"null"` is text, and so is a bare word `null`.
+	// * A path is field names joined by dots, through objects (`shopData.cost`) and arrays,
+	//   where it holds when any element matches (`levels.uuid=…`, `chromas.displayName:red`).
+	//   A path that reaches no value in an item (a null object on the way, an empty array) does
+	//   not match, and negated it does. With `language=all`, a localized text matches when
+	//   its text in any locale does.
+	//
+	// ```
+	// query = term { space [ "OR" space ] term }
+	// term  = [ "-" ] ( path op value | value )
+	// path  = name { "." name }                ; name: ASCII letters, digits, '_'
+	// op    = ":" | "=" | ">" | ">=" | "<" | "<="
+	// value = word | '"' { char | '\"' | '\\' } '"'   ; word: no space, quote or parenthesis
+	// ```
+	//
+	// Paths are the item schema's fields and the fields the upstream added to this version's
+	// items (`refdata_unknown_fields`); `name` is `displayName` in every locale. A term
+	// naming any other path, with a bad operator (`==`, `=>`, `!=`), comparing with `<` or
+	// `>` what is neither a number nor a date-time, or leaving a quote open, is 400, and
+	// the message names the term and where it is: `q: term 2 ("cost=>5", at character 10):
+	// bad operator "=>"; use one of : = > >= < <=`. At most 512 characters and 16 terms.
+	// The answer is the list's: the envelope, a strong ETag per encoding, 304, the route's
+	// Cache-Control (pinned: `immutable`), and `Content-Location` naming the pinned URL
+	// with the query in canonical form (`language` left out for en-US, `q` with single
+	// spaces and values quoted only where they must be, `fields` sorted). Answers are
+	// kept by that form, so a repeated query costs a look-up. Examples: `vandal`,
+	// `chromas.displayName:red`, `levels.uuid=2a6a4c9b-4a3b-98bd-9a0a-6bb4d25dbee6`,
+	// `shopData.cost>=2000`, `name:Phantom -contentTierUuid=null`,
+	// `startTime>=2021-01-12T00:00:00Z endTime<2022-01-01T00:00:00Z`, `"Prime 2.0" OR Reaver`.
+	Q *Q `form:"q,omitempty" json:"q,omitempty"`
+
+	// Fields Keeps only these paths of each item (of the list `q` selects, or of the one item):
+	// paths joined by commas (`uuid,displayName,chromas.uuid`), each field names joined by
+	// dots as in `q`. A path keeps a field whole (an object, an array, a localized text with
+	// `language=all`), or fields inside an object, and inside each object of an array
+	// (`chromas.uuid` keeps each chroma's uuid); a value without fields on the way (a null)
+	// is kept whole. Kept members keep their order and bytes. An unknown path is 400 naming
+	// it; at most 32 paths and 512 characters. The answer's envelope lists the paths kept
+	// in canonical form (sorted, each once, none below another):
+	// `{"status":200,"fields":["displayName","uuid"],"data":…}` (`FieldsListBody`,
+	// `FieldsItemBody`).
+	Fields *Fields `form:"fields,omitempty" json:"fields,omitempty"`
 }
 
 // GetThemeParams defines parameters for GetTheme.
@@ -5232,6 +7201,18 @@ type GetThemeParams struct {
 	// spelling is the one to send. Anything else is 400, and so is the parameter given
 	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
+
+	// Fields Keeps only these paths of each item (of the list `q` selects, or of the one item):
+	// paths joined by commas (`uuid,displayName,chromas.uuid`), each field names joined by
+	// dots as in `q`. A path keeps a field whole (an object, an array, a localized text with
+	// `language=all`), or fields inside an object, and inside each object of an array
+	// (`chromas.uuid` keeps each chroma's uuid); a value without fields on the way (a null)
+	// is kept whole. Kept members keep their order and bytes. An unknown path is 400 naming
+	// it; at most 32 paths and 512 characters. The answer's envelope lists the paths kept
+	// in canonical form (sorted, each once, none below another):
+	// `{"status":200,"fields":["displayName","uuid"],"data":…}` (`FieldsListBody`,
+	// `FieldsItemBody`).
+	Fields *Fields `form:"fields,omitempty" json:"fields,omitempty"`
 }
 
 // GetVersionParams defines parameters for GetVersion.
@@ -5272,6 +7253,66 @@ type ListWeaponsParams struct {
 	// spelling is the one to send. Anything else is 400, and so is the parameter given
 	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
+
+	// Q Keeps the items a query matches, in the list's order, each byte for byte as the list
+	// has it (a blank `q` is the whole list). Terms are separated by spaces and must all hold;
+	// `OR` between two terms means either, and binds tighter than the space (`a b OR c` is
+	// a and (b or c)); `-` right before a term negates it. Values with spaces, quotes or
+	// parentheses are written in double quotes, `\"` and `\\` inside.
+	//
+	// * `word`, `"two words"`: the item's `displayName` in the request's language contains it,
+	//   in any letter case (with `language=all`, in any locale).
+	// * `name:word`: `displayName` in any of the 18 locales contains it; `name=text` equals it.
+	// * `path:value`: a text contains the value in any letter case (Unicode simple case
+	//   folding, as Go's `strings.EqualFold`: `Σ`, `σ` and `ς` are one, `ß` and `ss` are not);
+	//   a number or a boolean equals it.
+	// * `path=value`: equals it exactly: a text byte for byte, except a UUID, which matches in
+	//   any letter case; a number or a boolean.
+	// * `path>value`, `path>=value`, `path<value`, `path<=value`: numbers, and RFC 3339
+	//   date-times (`startTime>=2021-01-12T00:00:00Z` compares instants).
+	// * `path=null` (or `:`), `null` not quoted, matches a null value (`contentTierUuid=null`);
+	//   `"null"` is text, and so is a bare word `null`.
+	// * A path is field names joined by dots, through objects (`shopData.cost`) and arrays,
+	//   where it holds when any element matches (`levels.uuid=…`, `chromas.displayName:red`).
+	//   A path that reaches no value in an item (a null object on the way, an empty array) does
+	//   not match, and negated it does. With `language=all`, a localized text matches when
+	//   its text in any locale does.
+	//
+	// ```
+	// query = term { space [ "OR" space ] term }
+	// term  = [ "-" ] ( path op value | value )
+	// path  = name { "." name }                ; name: ASCII letters, digits, '_'
+	// op    = ":" | "=" | ">" | ">=" | "<" | "<="
+	// value = word | '"' { char | '\"' | '\\' } '"'   ; word: no space, quote or parenthesis
+	// ```
+	//
+	// Paths are the item schema's fields and the fields the upstream added to this version's
+	// items (`refdata_unknown_fields`); `name` is `displayName` in every locale. A term
+	// naming any other path, with a bad operator (`==`, `=>`, `!=`), comparing with `<` or
+	// `>` what is neither a number nor a date-time, or leaving a quote open, is 400, and
+	// the message names the term and where it is: `q: term 2 ("cost=>5", at character 10):
+	// bad operator "=>"; use one of : = > >= < <=`. At most 512 characters and 16 terms.
+	// The answer is the list's: the envelope, a strong ETag per encoding, 304, the route's
+	// Cache-Control (pinned: `immutable`), and `Content-Location` naming the pinned URL
+	// with the query in canonical form (`language` left out for en-US, `q` with single
+	// spaces and values quoted only where they must be, `fields` sorted). Answers are
+	// kept by that form, so a repeated query costs a look-up. Examples: `vandal`,
+	// `chromas.displayName:red`, `levels.uuid=2a6a4c9b-4a3b-98bd-9a0a-6bb4d25dbee6`,
+	// `shopData.cost>=2000`, `name:Phantom -contentTierUuid=null`,
+	// `startTime>=2021-01-12T00:00:00Z endTime<2022-01-01T00:00:00Z`, `"Prime 2.0" OR Reaver`.
+	Q *Q `form:"q,omitempty" json:"q,omitempty"`
+
+	// Fields Keeps only these paths of each item (of the list `q` selects, or of the one item):
+	// paths joined by commas (`uuid,displayName,chromas.uuid`), each field names joined by
+	// dots as in `q`. A path keeps a field whole (an object, an array, a localized text with
+	// `language=all`), or fields inside an object, and inside each object of an array
+	// (`chromas.uuid` keeps each chroma's uuid); a value without fields on the way (a null)
+	// is kept whole. Kept members keep their order and bytes. An unknown path is 400 naming
+	// it; at most 32 paths and 512 characters. The answer's envelope lists the paths kept
+	// in canonical form (sorted, each once, none below another):
+	// `{"status":200,"fields":["displayName","uuid"],"data":…}` (`FieldsListBody`,
+	// `FieldsItemBody`).
+	Fields *Fields `form:"fields,omitempty" json:"fields,omitempty"`
 }
 
 // ListWeaponSkinChromasParams defines parameters for ListWeaponSkinChromas.
@@ -5284,6 +7325,66 @@ type ListWeaponSkinChromasParams struct {
 	// spelling is the one to send. Anything else is 400, and so is the parameter given
 	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
+
+	// Q Keeps the items a query matches, in the list's order, each byte for byte as the list
+	// has it (a blank `q` is the whole list). Terms are separated by spaces and must all hold;
+	// `OR` between two terms means either, and binds tighter than the space (`a b OR c` is
+	// a and (b or c)); `-` right before a term negates it. Values with spaces, quotes or
+	// parentheses are written in double quotes, `\"` and `\\` inside.
+	//
+	// * `word`, `"two words"`: the item's `displayName` in the request's language contains it,
+	//   in any letter case (with `language=all`, in any locale).
+	// * `name:word`: `displayName` in any of the 18 locales contains it; `name=text` equals it.
+	// * `path:value`: a text contains the value in any letter case (Unicode simple case
+	//   folding, as Go's `strings.EqualFold`: `Σ`, `σ` and `ς` are one, `ß` and `ss` are not);
+	//   a number or a boolean equals it.
+	// * `path=value`: equals it exactly: a text byte for byte, except a UUID, which matches in
+	//   any letter case; a number or a boolean.
+	// * `path>value`, `path>=value`, `path<value`, `path<=value`: numbers, and RFC 3339
+	//   date-times (`startTime>=2021-01-12T00:00:00Z` compares instants).
+	// * `path=null` (or `:`), `null` not quoted, matches a null value (`contentTierUuid=null`);
+	//   `"null"` is text, and so is a bare word `null`.
+	// * A path is field names joined by dots, through objects (`shopData.cost`) and arrays,
+	//   where it holds when any element matches (`levels.uuid=…`, `chromas.displayName:red`).
+	//   A path that reaches no value in an item (a null object on the way, an empty array) does
+	//   not match, and negated it does. With `language=all`, a localized text matches when
+	//   its text in any locale does.
+	//
+	// ```
+	// query = term { space [ "OR" space ] term }
+	// term  = [ "-" ] ( path op value | value )
+	// path  = name { "." name }                ; name: ASCII letters, digits, '_'
+	// op    = ":" | "=" | ">" | ">=" | "<" | "<="
+	// value = word | '"' { char | '\"' | '\\' } '"'   ; word: no space, quote or parenthesis
+	// ```
+	//
+	// Paths are the item schema's fields and the fields the upstream added to this version's
+	// items (`refdata_unknown_fields`); `name` is `displayName` in every locale. A term
+	// naming any other path, with a bad operator (`==`, `=>`, `!=`), comparing with `<` or
+	// `>` what is neither a number nor a date-time, or leaving a quote open, is 400, and
+	// the message names the term and where it is: `q: term 2 ("cost=>5", at character 10):
+	// bad operator "=>"; use one of : = > >= < <=`. At most 512 characters and 16 terms.
+	// The answer is the list's: the envelope, a strong ETag per encoding, 304, the route's
+	// Cache-Control (pinned: `immutable`), and `Content-Location` naming the pinned URL
+	// with the query in canonical form (`language` left out for en-US, `q` with single
+	// spaces and values quoted only where they must be, `fields` sorted). Answers are
+	// kept by that form, so a repeated query costs a look-up. Examples: `vandal`,
+	// `chromas.displayName:red`, `levels.uuid=2a6a4c9b-4a3b-98bd-9a0a-6bb4d25dbee6`,
+	// `shopData.cost>=2000`, `name:Phantom -contentTierUuid=null`,
+	// `startTime>=2021-01-12T00:00:00Z endTime<2022-01-01T00:00:00Z`, `"Prime 2.0" OR Reaver`.
+	Q *Q `form:"q,omitempty" json:"q,omitempty"`
+
+	// Fields Keeps only these paths of each item (of the list `q` selects, or of the one item):
+	// paths joined by commas (`uuid,displayName,chromas.uuid`), each field names joined by
+	// dots as in `q`. A path keeps a field whole (an object, an array, a localized text with
+	// `language=all`), or fields inside an object, and inside each object of an array
+	// (`chromas.uuid` keeps each chroma's uuid); a value without fields on the way (a null)
+	// is kept whole. Kept members keep their order and bytes. An unknown path is 400 naming
+	// it; at most 32 paths and 512 characters. The answer's envelope lists the paths kept
+	// in canonical form (sorted, each once, none below another):
+	// `{"status":200,"fields":["displayName","uuid"],"data":…}` (`FieldsListBody`,
+	// `FieldsItemBody`).
+	Fields *Fields `form:"fields,omitempty" json:"fields,omitempty"`
 }
 
 // GetWeaponSkinChromaParams defines parameters for GetWeaponSkinChroma.
@@ -5296,6 +7397,18 @@ type GetWeaponSkinChromaParams struct {
 	// spelling is the one to send. Anything else is 400, and so is the parameter given
 	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
+
+	// Fields Keeps only these paths of each item (of the list `q` selects, or of the one item):
+	// paths joined by commas (`uuid,displayName,chromas.uuid`), each field names joined by
+	// dots as in `q`. A path keeps a field whole (an object, an array, a localized text with
+	// `language=all`), or fields inside an object, and inside each object of an array
+	// (`chromas.uuid` keeps each chroma's uuid); a value without fields on the way (a null)
+	// is kept whole. Kept members keep their order and bytes. An unknown path is 400 naming
+	// it; at most 32 paths and 512 characters. The answer's envelope lists the paths kept
+	// in canonical form (sorted, each once, none below another):
+	// `{"status":200,"fields":["displayName","uuid"],"data":…}` (`FieldsListBody`,
+	// `FieldsItemBody`).
+	Fields *Fields `form:"fields,omitempty" json:"fields,omitempty"`
 }
 
 // ListWeaponSkinLevelsParams defines parameters for ListWeaponSkinLevels.
@@ -5308,6 +7421,66 @@ type ListWeaponSkinLevelsParams struct {
 	// spelling is the one to send. Anything else is 400, and so is the parameter given
 	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
+
+	// Q Keeps the items a query matches, in the list's order, each byte for byte as the list
+	// has it (a blank `q` is the whole list). Terms are separated by spaces and must all hold;
+	// `OR` between two terms means either, and binds tighter than the space (`a b OR c` is
+	// a and (b or c)); `-` right before a term negates it. Values with spaces, quotes or
+	// parentheses are written in double quotes, `\"` and `\\` inside.
+	//
+	// * `word`, `"two words"`: the item's `displayName` in the request's language contains it,
+	//   in any letter case (with `language=all`, in any locale).
+	// * `name:word`: `displayName` in any of the 18 locales contains it; `name=text` equals it.
+	// * `path:value`: a text contains the value in any letter case (Unicode simple case
+	//   folding, as Go's `strings.EqualFold`: `Σ`, `σ` and `ς` are one, `ß` and `ss` are not);
+	//   a number or a boolean equals it.
+	// * `path=value`: equals it exactly: a text byte for byte, except a UUID, which matches in
+	//   any letter case; a number or a boolean.
+	// * `path>value`, `path>=value`, `path<value`, `path<=value`: numbers, and RFC 3339
+	//   date-times (`startTime>=2021-01-12T00:00:00Z` compares instants).
+	// * `path=null` (or `:`), `null` not quoted, matches a null value (`contentTierUuid=null`);
+	//   `"null"` is text, and so is a bare word `null`.
+	// * A path is field names joined by dots, through objects (`shopData.cost`) and arrays,
+	//   where it holds when any element matches (`levels.uuid=…`, `chromas.displayName:red`).
+	//   A path that reaches no value in an item (a null object on the way, an empty array) does
+	//   not match, and negated it does. With `language=all`, a localized text matches when
+	//   its text in any locale does.
+	//
+	// ```
+	// query = term { space [ "OR" space ] term }
+	// term  = [ "-" ] ( path op value | value )
+	// path  = name { "." name }                ; name: ASCII letters, digits, '_'
+	// op    = ":" | "=" | ">" | ">=" | "<" | "<="
+	// value = word | '"' { char | '\"' | '\\' } '"'   ; word: no space, quote or parenthesis
+	// ```
+	//
+	// Paths are the item schema's fields and the fields the upstream added to this version's
+	// items (`refdata_unknown_fields`); `name` is `displayName` in every locale. A term
+	// naming any other path, with a bad operator (`==`, `=>`, `!=`), comparing with `<` or
+	// `>` what is neither a number nor a date-time, or leaving a quote open, is 400, and
+	// the message names the term and where it is: `q: term 2 ("cost=>5", at character 10):
+	// bad operator "=>"; use one of : = > >= < <=`. At most 512 characters and 16 terms.
+	// The answer is the list's: the envelope, a strong ETag per encoding, 304, the route's
+	// Cache-Control (pinned: `immutable`), and `Content-Location` naming the pinned URL
+	// with the query in canonical form (`language` left out for en-US, `q` with single
+	// spaces and values quoted only where they must be, `fields` sorted). Answers are
+	// kept by that form, so a repeated query costs a look-up. Examples: `vandal`,
+	// `chromas.displayName:red`, `levels.uuid=2a6a4c9b-4a3b-98bd-9a0a-6bb4d25dbee6`,
+	// `shopData.cost>=2000`, `name:Phantom -contentTierUuid=null`,
+	// `startTime>=2021-01-12T00:00:00Z endTime<2022-01-01T00:00:00Z`, `"Prime 2.0" OR Reaver`.
+	Q *Q `form:"q,omitempty" json:"q,omitempty"`
+
+	// Fields Keeps only these paths of each item (of the list `q` selects, or of the one item):
+	// paths joined by commas (`uuid,displayName,chromas.uuid`), each field names joined by
+	// dots as in `q`. A path keeps a field whole (an object, an array, a localized text with
+	// `language=all`), or fields inside an object, and inside each object of an array
+	// (`chromas.uuid` keeps each chroma's uuid); a value without fields on the way (a null)
+	// is kept whole. Kept members keep their order and bytes. An unknown path is 400 naming
+	// it; at most 32 paths and 512 characters. The answer's envelope lists the paths kept
+	// in canonical form (sorted, each once, none below another):
+	// `{"status":200,"fields":["displayName","uuid"],"data":…}` (`FieldsListBody`,
+	// `FieldsItemBody`).
+	Fields *Fields `form:"fields,omitempty" json:"fields,omitempty"`
 }
 
 // GetWeaponSkinLevelParams defines parameters for GetWeaponSkinLevel.
@@ -5320,6 +7493,18 @@ type GetWeaponSkinLevelParams struct {
 	// spelling is the one to send. Anything else is 400, and so is the parameter given
 	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
+
+	// Fields Keeps only these paths of each item (of the list `q` selects, or of the one item):
+	// paths joined by commas (`uuid,displayName,chromas.uuid`), each field names joined by
+	// dots as in `q`. A path keeps a field whole (an object, an array, a localized text with
+	// `language=all`), or fields inside an object, and inside each object of an array
+	// (`chromas.uuid` keeps each chroma's uuid); a value without fields on the way (a null)
+	// is kept whole. Kept members keep their order and bytes. An unknown path is 400 naming
+	// it; at most 32 paths and 512 characters. The answer's envelope lists the paths kept
+	// in canonical form (sorted, each once, none below another):
+	// `{"status":200,"fields":["displayName","uuid"],"data":…}` (`FieldsListBody`,
+	// `FieldsItemBody`).
+	Fields *Fields `form:"fields,omitempty" json:"fields,omitempty"`
 }
 
 // ListWeaponSkinsParams defines parameters for ListWeaponSkins.
@@ -5332,6 +7517,66 @@ type ListWeaponSkinsParams struct {
 	// spelling is the one to send. Anything else is 400, and so is the parameter given
 	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
+
+	// Q Keeps the items a query matches, in the list's order, each byte for byte as the list
+	// has it (a blank `q` is the whole list). Terms are separated by spaces and must all hold;
+	// `OR` between two terms means either, and binds tighter than the space (`a b OR c` is
+	// a and (b or c)); `-` right before a term negates it. Values with spaces, quotes or
+	// parentheses are written in double quotes, `\"` and `\\` inside.
+	//
+	// * `word`, `"two words"`: the item's `displayName` in the request's language contains it,
+	//   in any letter case (with `language=all`, in any locale).
+	// * `name:word`: `displayName` in any of the 18 locales contains it; `name=text` equals it.
+	// * `path:value`: a text contains the value in any letter case (Unicode simple case
+	//   folding, as Go's `strings.EqualFold`: `Σ`, `σ` and `ς` are one, `ß` and `ss` are not);
+	//   a number or a boolean equals it.
+	// * `path=value`: equals it exactly: a text byte for byte, except a UUID, which matches in
+	//   any letter case; a number or a boolean.
+	// * `path>value`, `path>=value`, `path<value`, `path<=value`: numbers, and RFC 3339
+	//   date-times (`startTime>=2021-01-12T00:00:00Z` compares instants).
+	// * `path=null` (or `:`), `null` not quoted, matches a null value (`contentTierUuid=null`);
+	//   `"null"` is text, and so is a bare word `null`.
+	// * A path is field names joined by dots, through objects (`shopData.cost`) and arrays,
+	//   where it holds when any element matches (`levels.uuid=…`, `chromas.displayName:red`).
+	//   A path that reaches no value in an item (a null object on the way, an empty array) does
+	//   not match, and negated it does. With `language=all`, a localized text matches when
+	//   its text in any locale does.
+	//
+	// ```
+	// query = term { space [ "OR" space ] term }
+	// term  = [ "-" ] ( path op value | value )
+	// path  = name { "." name }                ; name: ASCII letters, digits, '_'
+	// op    = ":" | "=" | ">" | ">=" | "<" | "<="
+	// value = word | '"' { char | '\"' | '\\' } '"'   ; word: no space, quote or parenthesis
+	// ```
+	//
+	// Paths are the item schema's fields and the fields the upstream added to this version's
+	// items (`refdata_unknown_fields`); `name` is `displayName` in every locale. A term
+	// naming any other path, with a bad operator (`==`, `=>`, `!=`), comparing with `<` or
+	// `>` what is neither a number nor a date-time, or leaving a quote open, is 400, and
+	// the message names the term and where it is: `q: term 2 ("cost=>5", at character 10):
+	// bad operator "=>"; use one of : = > >= < <=`. At most 512 characters and 16 terms.
+	// The answer is the list's: the envelope, a strong ETag per encoding, 304, the route's
+	// Cache-Control (pinned: `immutable`), and `Content-Location` naming the pinned URL
+	// with the query in canonical form (`language` left out for en-US, `q` with single
+	// spaces and values quoted only where they must be, `fields` sorted). Answers are
+	// kept by that form, so a repeated query costs a look-up. Examples: `vandal`,
+	// `chromas.displayName:red`, `levels.uuid=2a6a4c9b-4a3b-98bd-9a0a-6bb4d25dbee6`,
+	// `shopData.cost>=2000`, `name:Phantom -contentTierUuid=null`,
+	// `startTime>=2021-01-12T00:00:00Z endTime<2022-01-01T00:00:00Z`, `"Prime 2.0" OR Reaver`.
+	Q *Q `form:"q,omitempty" json:"q,omitempty"`
+
+	// Fields Keeps only these paths of each item (of the list `q` selects, or of the one item):
+	// paths joined by commas (`uuid,displayName,chromas.uuid`), each field names joined by
+	// dots as in `q`. A path keeps a field whole (an object, an array, a localized text with
+	// `language=all`), or fields inside an object, and inside each object of an array
+	// (`chromas.uuid` keeps each chroma's uuid); a value without fields on the way (a null)
+	// is kept whole. Kept members keep their order and bytes. An unknown path is 400 naming
+	// it; at most 32 paths and 512 characters. The answer's envelope lists the paths kept
+	// in canonical form (sorted, each once, none below another):
+	// `{"status":200,"fields":["displayName","uuid"],"data":…}` (`FieldsListBody`,
+	// `FieldsItemBody`).
+	Fields *Fields `form:"fields,omitempty" json:"fields,omitempty"`
 }
 
 // GetWeaponSkinParams defines parameters for GetWeaponSkin.
@@ -5344,6 +7589,18 @@ type GetWeaponSkinParams struct {
 	// spelling is the one to send. Anything else is 400, and so is the parameter given
 	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
+
+	// Fields Keeps only these paths of each item (of the list `q` selects, or of the one item):
+	// paths joined by commas (`uuid,displayName,chromas.uuid`), each field names joined by
+	// dots as in `q`. A path keeps a field whole (an object, an array, a localized text with
+	// `language=all`), or fields inside an object, and inside each object of an array
+	// (`chromas.uuid` keeps each chroma's uuid); a value without fields on the way (a null)
+	// is kept whole. Kept members keep their order and bytes. An unknown path is 400 naming
+	// it; at most 32 paths and 512 characters. The answer's envelope lists the paths kept
+	// in canonical form (sorted, each once, none below another):
+	// `{"status":200,"fields":["displayName","uuid"],"data":…}` (`FieldsListBody`,
+	// `FieldsItemBody`).
+	Fields *Fields `form:"fields,omitempty" json:"fields,omitempty"`
 }
 
 // GetWeaponParams defines parameters for GetWeapon.
@@ -5356,6 +7613,18 @@ type GetWeaponParams struct {
 	// spelling is the one to send. Anything else is 400, and so is the parameter given
 	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
+
+	// Fields Keeps only these paths of each item (of the list `q` selects, or of the one item):
+	// paths joined by commas (`uuid,displayName,chromas.uuid`), each field names joined by
+	// dots as in `q`. A path keeps a field whole (an object, an array, a localized text with
+	// `language=all`), or fields inside an object, and inside each object of an array
+	// (`chromas.uuid` keeps each chroma's uuid); a value without fields on the way (a null)
+	// is kept whole. Kept members keep their order and bytes. An unknown path is 400 naming
+	// it; at most 32 paths and 512 characters. The answer's envelope lists the paths kept
+	// in canonical form (sorted, each once, none below another):
+	// `{"status":200,"fields":["displayName","uuid"],"data":…}` (`FieldsListBody`,
+	// `FieldsItemBody`).
+	Fields *Fields `form:"fields,omitempty" json:"fields,omitempty"`
 }
 
 // Getter for additional properties for AdsStats. Returns the specified
@@ -18134,6 +20403,32 @@ func (t *AgentItem) MergeAgentAllBody(v AgentAllBody) error {
 	return err
 }
 
+// AsFieldsItemBody returns the union data inside the AgentItem as a FieldsItemBody
+func (t AgentItem) AsFieldsItemBody() (FieldsItemBody, error) {
+	var body FieldsItemBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromFieldsItemBody overwrites any union data inside the AgentItem as the provided FieldsItemBody
+func (t *AgentItem) FromFieldsItemBody(v FieldsItemBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeFieldsItemBody performs a merge with any union data inside the AgentItem, using the provided FieldsItemBody
+func (t *AgentItem) MergeFieldsItemBody(v FieldsItemBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
 func (t AgentItem) MarshalJSON() ([]byte, error) {
 	b, err := t.union.MarshalJSON()
 	return b, err
@@ -18186,6 +20481,32 @@ func (t *AgentList) FromAgentListAllBody(v AgentListAllBody) error {
 
 // MergeAgentListAllBody performs a merge with any union data inside the AgentList, using the provided AgentListAllBody
 func (t *AgentList) MergeAgentListAllBody(v AgentListAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsFieldsListBody returns the union data inside the AgentList as a FieldsListBody
+func (t AgentList) AsFieldsListBody() (FieldsListBody, error) {
+	var body FieldsListBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromFieldsListBody overwrites any union data inside the AgentList as the provided FieldsListBody
+func (t *AgentList) FromFieldsListBody(v FieldsListBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeFieldsListBody performs a merge with any union data inside the AgentList, using the provided FieldsListBody
+func (t *AgentList) MergeFieldsListBody(v FieldsListBody) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
@@ -18258,6 +20579,32 @@ func (t *BuddyItem) MergeBuddyAllBody(v BuddyAllBody) error {
 	return err
 }
 
+// AsFieldsItemBody returns the union data inside the BuddyItem as a FieldsItemBody
+func (t BuddyItem) AsFieldsItemBody() (FieldsItemBody, error) {
+	var body FieldsItemBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromFieldsItemBody overwrites any union data inside the BuddyItem as the provided FieldsItemBody
+func (t *BuddyItem) FromFieldsItemBody(v FieldsItemBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeFieldsItemBody performs a merge with any union data inside the BuddyItem, using the provided FieldsItemBody
+func (t *BuddyItem) MergeFieldsItemBody(v FieldsItemBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
 func (t BuddyItem) MarshalJSON() ([]byte, error) {
 	b, err := t.union.MarshalJSON()
 	return b, err
@@ -18310,6 +20657,32 @@ func (t *BuddyLevelItem) FromBuddyLevelAllBody(v BuddyLevelAllBody) error {
 
 // MergeBuddyLevelAllBody performs a merge with any union data inside the BuddyLevelItem, using the provided BuddyLevelAllBody
 func (t *BuddyLevelItem) MergeBuddyLevelAllBody(v BuddyLevelAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsFieldsItemBody returns the union data inside the BuddyLevelItem as a FieldsItemBody
+func (t BuddyLevelItem) AsFieldsItemBody() (FieldsItemBody, error) {
+	var body FieldsItemBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromFieldsItemBody overwrites any union data inside the BuddyLevelItem as the provided FieldsItemBody
+func (t *BuddyLevelItem) FromFieldsItemBody(v FieldsItemBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeFieldsItemBody performs a merge with any union data inside the BuddyLevelItem, using the provided FieldsItemBody
+func (t *BuddyLevelItem) MergeFieldsItemBody(v FieldsItemBody) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
@@ -18382,6 +20755,32 @@ func (t *BuddyLevelList) MergeBuddyLevelListAllBody(v BuddyLevelListAllBody) err
 	return err
 }
 
+// AsFieldsListBody returns the union data inside the BuddyLevelList as a FieldsListBody
+func (t BuddyLevelList) AsFieldsListBody() (FieldsListBody, error) {
+	var body FieldsListBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromFieldsListBody overwrites any union data inside the BuddyLevelList as the provided FieldsListBody
+func (t *BuddyLevelList) FromFieldsListBody(v FieldsListBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeFieldsListBody performs a merge with any union data inside the BuddyLevelList, using the provided FieldsListBody
+func (t *BuddyLevelList) MergeFieldsListBody(v FieldsListBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
 func (t BuddyLevelList) MarshalJSON() ([]byte, error) {
 	b, err := t.union.MarshalJSON()
 	return b, err
@@ -18434,6 +20833,32 @@ func (t *BuddyList) FromBuddyListAllBody(v BuddyListAllBody) error {
 
 // MergeBuddyListAllBody performs a merge with any union data inside the BuddyList, using the provided BuddyListAllBody
 func (t *BuddyList) MergeBuddyListAllBody(v BuddyListAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsFieldsListBody returns the union data inside the BuddyList as a FieldsListBody
+func (t BuddyList) AsFieldsListBody() (FieldsListBody, error) {
+	var body FieldsListBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromFieldsListBody overwrites any union data inside the BuddyList as the provided FieldsListBody
+func (t *BuddyList) FromFieldsListBody(v FieldsListBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeFieldsListBody performs a merge with any union data inside the BuddyList, using the provided FieldsListBody
+func (t *BuddyList) MergeFieldsListBody(v FieldsListBody) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
@@ -18506,6 +20931,32 @@ func (t *BundleItem) MergeBundleAllBody(v BundleAllBody) error {
 	return err
 }
 
+// AsFieldsItemBody returns the union data inside the BundleItem as a FieldsItemBody
+func (t BundleItem) AsFieldsItemBody() (FieldsItemBody, error) {
+	var body FieldsItemBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromFieldsItemBody overwrites any union data inside the BundleItem as the provided FieldsItemBody
+func (t *BundleItem) FromFieldsItemBody(v FieldsItemBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeFieldsItemBody performs a merge with any union data inside the BundleItem, using the provided FieldsItemBody
+func (t *BundleItem) MergeFieldsItemBody(v FieldsItemBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
 func (t BundleItem) MarshalJSON() ([]byte, error) {
 	b, err := t.union.MarshalJSON()
 	return b, err
@@ -18558,6 +21009,32 @@ func (t *BundleList) FromBundleListAllBody(v BundleListAllBody) error {
 
 // MergeBundleListAllBody performs a merge with any union data inside the BundleList, using the provided BundleListAllBody
 func (t *BundleList) MergeBundleListAllBody(v BundleListAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsFieldsListBody returns the union data inside the BundleList as a FieldsListBody
+func (t BundleList) AsFieldsListBody() (FieldsListBody, error) {
+	var body FieldsListBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromFieldsListBody overwrites any union data inside the BundleList as the provided FieldsListBody
+func (t *BundleList) FromFieldsListBody(v FieldsListBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeFieldsListBody performs a merge with any union data inside the BundleList, using the provided FieldsListBody
+func (t *BundleList) MergeFieldsListBody(v FieldsListBody) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
@@ -18630,6 +21107,32 @@ func (t *CeremonyItem) MergeCeremonyAllBody(v CeremonyAllBody) error {
 	return err
 }
 
+// AsFieldsItemBody returns the union data inside the CeremonyItem as a FieldsItemBody
+func (t CeremonyItem) AsFieldsItemBody() (FieldsItemBody, error) {
+	var body FieldsItemBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromFieldsItemBody overwrites any union data inside the CeremonyItem as the provided FieldsItemBody
+func (t *CeremonyItem) FromFieldsItemBody(v FieldsItemBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeFieldsItemBody performs a merge with any union data inside the CeremonyItem, using the provided FieldsItemBody
+func (t *CeremonyItem) MergeFieldsItemBody(v FieldsItemBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
 func (t CeremonyItem) MarshalJSON() ([]byte, error) {
 	b, err := t.union.MarshalJSON()
 	return b, err
@@ -18682,6 +21185,32 @@ func (t *CeremonyList) FromCeremonyListAllBody(v CeremonyListAllBody) error {
 
 // MergeCeremonyListAllBody performs a merge with any union data inside the CeremonyList, using the provided CeremonyListAllBody
 func (t *CeremonyList) MergeCeremonyListAllBody(v CeremonyListAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsFieldsListBody returns the union data inside the CeremonyList as a FieldsListBody
+func (t CeremonyList) AsFieldsListBody() (FieldsListBody, error) {
+	var body FieldsListBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromFieldsListBody overwrites any union data inside the CeremonyList as the provided FieldsListBody
+func (t *CeremonyList) FromFieldsListBody(v FieldsListBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeFieldsListBody performs a merge with any union data inside the CeremonyList, using the provided FieldsListBody
+func (t *CeremonyList) MergeFieldsListBody(v FieldsListBody) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
@@ -18754,6 +21283,32 @@ func (t *CompetitiveSeasonItem) MergeCompetitiveSeasonAllBody(v CompetitiveSeaso
 	return err
 }
 
+// AsFieldsItemBody returns the union data inside the CompetitiveSeasonItem as a FieldsItemBody
+func (t CompetitiveSeasonItem) AsFieldsItemBody() (FieldsItemBody, error) {
+	var body FieldsItemBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromFieldsItemBody overwrites any union data inside the CompetitiveSeasonItem as the provided FieldsItemBody
+func (t *CompetitiveSeasonItem) FromFieldsItemBody(v FieldsItemBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeFieldsItemBody performs a merge with any union data inside the CompetitiveSeasonItem, using the provided FieldsItemBody
+func (t *CompetitiveSeasonItem) MergeFieldsItemBody(v FieldsItemBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
 func (t CompetitiveSeasonItem) MarshalJSON() ([]byte, error) {
 	b, err := t.union.MarshalJSON()
 	return b, err
@@ -18806,6 +21361,32 @@ func (t *CompetitiveSeasonList) FromCompetitiveSeasonListAllBody(v CompetitiveSe
 
 // MergeCompetitiveSeasonListAllBody performs a merge with any union data inside the CompetitiveSeasonList, using the provided CompetitiveSeasonListAllBody
 func (t *CompetitiveSeasonList) MergeCompetitiveSeasonListAllBody(v CompetitiveSeasonListAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsFieldsListBody returns the union data inside the CompetitiveSeasonList as a FieldsListBody
+func (t CompetitiveSeasonList) AsFieldsListBody() (FieldsListBody, error) {
+	var body FieldsListBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromFieldsListBody overwrites any union data inside the CompetitiveSeasonList as the provided FieldsListBody
+func (t *CompetitiveSeasonList) FromFieldsListBody(v FieldsListBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeFieldsListBody performs a merge with any union data inside the CompetitiveSeasonList, using the provided FieldsListBody
+func (t *CompetitiveSeasonList) MergeFieldsListBody(v FieldsListBody) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
@@ -18878,6 +21459,32 @@ func (t *CompetitiveTierSetItem) MergeCompetitiveTierSetAllBody(v CompetitiveTie
 	return err
 }
 
+// AsFieldsItemBody returns the union data inside the CompetitiveTierSetItem as a FieldsItemBody
+func (t CompetitiveTierSetItem) AsFieldsItemBody() (FieldsItemBody, error) {
+	var body FieldsItemBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromFieldsItemBody overwrites any union data inside the CompetitiveTierSetItem as the provided FieldsItemBody
+func (t *CompetitiveTierSetItem) FromFieldsItemBody(v FieldsItemBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeFieldsItemBody performs a merge with any union data inside the CompetitiveTierSetItem, using the provided FieldsItemBody
+func (t *CompetitiveTierSetItem) MergeFieldsItemBody(v FieldsItemBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
 func (t CompetitiveTierSetItem) MarshalJSON() ([]byte, error) {
 	b, err := t.union.MarshalJSON()
 	return b, err
@@ -18930,6 +21537,32 @@ func (t *CompetitiveTierSetList) FromCompetitiveTierSetListAllBody(v Competitive
 
 // MergeCompetitiveTierSetListAllBody performs a merge with any union data inside the CompetitiveTierSetList, using the provided CompetitiveTierSetListAllBody
 func (t *CompetitiveTierSetList) MergeCompetitiveTierSetListAllBody(v CompetitiveTierSetListAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsFieldsListBody returns the union data inside the CompetitiveTierSetList as a FieldsListBody
+func (t CompetitiveTierSetList) AsFieldsListBody() (FieldsListBody, error) {
+	var body FieldsListBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromFieldsListBody overwrites any union data inside the CompetitiveTierSetList as the provided FieldsListBody
+func (t *CompetitiveTierSetList) FromFieldsListBody(v FieldsListBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeFieldsListBody performs a merge with any union data inside the CompetitiveTierSetList, using the provided FieldsListBody
+func (t *CompetitiveTierSetList) MergeFieldsListBody(v FieldsListBody) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
@@ -19002,6 +21635,32 @@ func (t *ContentTierItem) MergeContentTierAllBody(v ContentTierAllBody) error {
 	return err
 }
 
+// AsFieldsItemBody returns the union data inside the ContentTierItem as a FieldsItemBody
+func (t ContentTierItem) AsFieldsItemBody() (FieldsItemBody, error) {
+	var body FieldsItemBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromFieldsItemBody overwrites any union data inside the ContentTierItem as the provided FieldsItemBody
+func (t *ContentTierItem) FromFieldsItemBody(v FieldsItemBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeFieldsItemBody performs a merge with any union data inside the ContentTierItem, using the provided FieldsItemBody
+func (t *ContentTierItem) MergeFieldsItemBody(v FieldsItemBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
 func (t ContentTierItem) MarshalJSON() ([]byte, error) {
 	b, err := t.union.MarshalJSON()
 	return b, err
@@ -19054,6 +21713,32 @@ func (t *ContentTierList) FromContentTierListAllBody(v ContentTierListAllBody) e
 
 // MergeContentTierListAllBody performs a merge with any union data inside the ContentTierList, using the provided ContentTierListAllBody
 func (t *ContentTierList) MergeContentTierListAllBody(v ContentTierListAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsFieldsListBody returns the union data inside the ContentTierList as a FieldsListBody
+func (t ContentTierList) AsFieldsListBody() (FieldsListBody, error) {
+	var body FieldsListBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromFieldsListBody overwrites any union data inside the ContentTierList as the provided FieldsListBody
+func (t *ContentTierList) FromFieldsListBody(v FieldsListBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeFieldsListBody performs a merge with any union data inside the ContentTierList, using the provided FieldsListBody
+func (t *ContentTierList) MergeFieldsListBody(v FieldsListBody) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
@@ -19126,6 +21811,32 @@ func (t *ContractItem) MergeContractAllBody(v ContractAllBody) error {
 	return err
 }
 
+// AsFieldsItemBody returns the union data inside the ContractItem as a FieldsItemBody
+func (t ContractItem) AsFieldsItemBody() (FieldsItemBody, error) {
+	var body FieldsItemBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromFieldsItemBody overwrites any union data inside the ContractItem as the provided FieldsItemBody
+func (t *ContractItem) FromFieldsItemBody(v FieldsItemBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeFieldsItemBody performs a merge with any union data inside the ContractItem, using the provided FieldsItemBody
+func (t *ContractItem) MergeFieldsItemBody(v FieldsItemBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
 func (t ContractItem) MarshalJSON() ([]byte, error) {
 	b, err := t.union.MarshalJSON()
 	return b, err
@@ -19178,6 +21889,32 @@ func (t *ContractList) FromContractListAllBody(v ContractListAllBody) error {
 
 // MergeContractListAllBody performs a merge with any union data inside the ContractList, using the provided ContractListAllBody
 func (t *ContractList) MergeContractListAllBody(v ContractListAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsFieldsListBody returns the union data inside the ContractList as a FieldsListBody
+func (t ContractList) AsFieldsListBody() (FieldsListBody, error) {
+	var body FieldsListBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromFieldsListBody overwrites any union data inside the ContractList as the provided FieldsListBody
+func (t *ContractList) FromFieldsListBody(v FieldsListBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeFieldsListBody performs a merge with any union data inside the ContractList, using the provided FieldsListBody
+func (t *ContractList) MergeFieldsListBody(v FieldsListBody) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
@@ -19250,6 +21987,32 @@ func (t *CurrencyItem) MergeCurrencyAllBody(v CurrencyAllBody) error {
 	return err
 }
 
+// AsFieldsItemBody returns the union data inside the CurrencyItem as a FieldsItemBody
+func (t CurrencyItem) AsFieldsItemBody() (FieldsItemBody, error) {
+	var body FieldsItemBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromFieldsItemBody overwrites any union data inside the CurrencyItem as the provided FieldsItemBody
+func (t *CurrencyItem) FromFieldsItemBody(v FieldsItemBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeFieldsItemBody performs a merge with any union data inside the CurrencyItem, using the provided FieldsItemBody
+func (t *CurrencyItem) MergeFieldsItemBody(v FieldsItemBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
 func (t CurrencyItem) MarshalJSON() ([]byte, error) {
 	b, err := t.union.MarshalJSON()
 	return b, err
@@ -19302,6 +22065,32 @@ func (t *CurrencyList) FromCurrencyListAllBody(v CurrencyListAllBody) error {
 
 // MergeCurrencyListAllBody performs a merge with any union data inside the CurrencyList, using the provided CurrencyListAllBody
 func (t *CurrencyList) MergeCurrencyListAllBody(v CurrencyListAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsFieldsListBody returns the union data inside the CurrencyList as a FieldsListBody
+func (t CurrencyList) AsFieldsListBody() (FieldsListBody, error) {
+	var body FieldsListBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromFieldsListBody overwrites any union data inside the CurrencyList as the provided FieldsListBody
+func (t *CurrencyList) FromFieldsListBody(v FieldsListBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeFieldsListBody performs a merge with any union data inside the CurrencyList, using the provided FieldsListBody
+func (t *CurrencyList) MergeFieldsListBody(v FieldsListBody) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
@@ -19374,6 +22163,32 @@ func (t *FlexItemItem) MergeFlexItemAllBody(v FlexItemAllBody) error {
 	return err
 }
 
+// AsFieldsItemBody returns the union data inside the FlexItemItem as a FieldsItemBody
+func (t FlexItemItem) AsFieldsItemBody() (FieldsItemBody, error) {
+	var body FieldsItemBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromFieldsItemBody overwrites any union data inside the FlexItemItem as the provided FieldsItemBody
+func (t *FlexItemItem) FromFieldsItemBody(v FieldsItemBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeFieldsItemBody performs a merge with any union data inside the FlexItemItem, using the provided FieldsItemBody
+func (t *FlexItemItem) MergeFieldsItemBody(v FieldsItemBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
 func (t FlexItemItem) MarshalJSON() ([]byte, error) {
 	b, err := t.union.MarshalJSON()
 	return b, err
@@ -19426,6 +22241,32 @@ func (t *FlexItemList) FromFlexItemListAllBody(v FlexItemListAllBody) error {
 
 // MergeFlexItemListAllBody performs a merge with any union data inside the FlexItemList, using the provided FlexItemListAllBody
 func (t *FlexItemList) MergeFlexItemListAllBody(v FlexItemListAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsFieldsListBody returns the union data inside the FlexItemList as a FieldsListBody
+func (t FlexItemList) AsFieldsListBody() (FieldsListBody, error) {
+	var body FieldsListBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromFieldsListBody overwrites any union data inside the FlexItemList as the provided FieldsListBody
+func (t *FlexItemList) FromFieldsListBody(v FieldsListBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeFieldsListBody performs a merge with any union data inside the FlexItemList, using the provided FieldsListBody
+func (t *FlexItemList) MergeFieldsListBody(v FieldsListBody) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
@@ -19498,6 +22339,32 @@ func (t *GameEventItem) MergeGameEventAllBody(v GameEventAllBody) error {
 	return err
 }
 
+// AsFieldsItemBody returns the union data inside the GameEventItem as a FieldsItemBody
+func (t GameEventItem) AsFieldsItemBody() (FieldsItemBody, error) {
+	var body FieldsItemBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromFieldsItemBody overwrites any union data inside the GameEventItem as the provided FieldsItemBody
+func (t *GameEventItem) FromFieldsItemBody(v FieldsItemBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeFieldsItemBody performs a merge with any union data inside the GameEventItem, using the provided FieldsItemBody
+func (t *GameEventItem) MergeFieldsItemBody(v FieldsItemBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
 func (t GameEventItem) MarshalJSON() ([]byte, error) {
 	b, err := t.union.MarshalJSON()
 	return b, err
@@ -19550,6 +22417,32 @@ func (t *GameEventList) FromGameEventListAllBody(v GameEventListAllBody) error {
 
 // MergeGameEventListAllBody performs a merge with any union data inside the GameEventList, using the provided GameEventListAllBody
 func (t *GameEventList) MergeGameEventListAllBody(v GameEventListAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsFieldsListBody returns the union data inside the GameEventList as a FieldsListBody
+func (t GameEventList) AsFieldsListBody() (FieldsListBody, error) {
+	var body FieldsListBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromFieldsListBody overwrites any union data inside the GameEventList as the provided FieldsListBody
+func (t *GameEventList) FromFieldsListBody(v FieldsListBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeFieldsListBody performs a merge with any union data inside the GameEventList, using the provided FieldsListBody
+func (t *GameEventList) MergeFieldsListBody(v FieldsListBody) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
@@ -19622,6 +22515,32 @@ func (t *GameModeEquippableItem) MergeGameModeEquippableAllBody(v GameModeEquipp
 	return err
 }
 
+// AsFieldsItemBody returns the union data inside the GameModeEquippableItem as a FieldsItemBody
+func (t GameModeEquippableItem) AsFieldsItemBody() (FieldsItemBody, error) {
+	var body FieldsItemBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromFieldsItemBody overwrites any union data inside the GameModeEquippableItem as the provided FieldsItemBody
+func (t *GameModeEquippableItem) FromFieldsItemBody(v FieldsItemBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeFieldsItemBody performs a merge with any union data inside the GameModeEquippableItem, using the provided FieldsItemBody
+func (t *GameModeEquippableItem) MergeFieldsItemBody(v FieldsItemBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
 func (t GameModeEquippableItem) MarshalJSON() ([]byte, error) {
 	b, err := t.union.MarshalJSON()
 	return b, err
@@ -19674,6 +22593,32 @@ func (t *GameModeEquippableList) FromGameModeEquippableListAllBody(v GameModeEqu
 
 // MergeGameModeEquippableListAllBody performs a merge with any union data inside the GameModeEquippableList, using the provided GameModeEquippableListAllBody
 func (t *GameModeEquippableList) MergeGameModeEquippableListAllBody(v GameModeEquippableListAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsFieldsListBody returns the union data inside the GameModeEquippableList as a FieldsListBody
+func (t GameModeEquippableList) AsFieldsListBody() (FieldsListBody, error) {
+	var body FieldsListBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromFieldsListBody overwrites any union data inside the GameModeEquippableList as the provided FieldsListBody
+func (t *GameModeEquippableList) FromFieldsListBody(v FieldsListBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeFieldsListBody performs a merge with any union data inside the GameModeEquippableList, using the provided FieldsListBody
+func (t *GameModeEquippableList) MergeFieldsListBody(v FieldsListBody) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
@@ -19746,6 +22691,32 @@ func (t *GameModeItem) MergeGameModeAllBody(v GameModeAllBody) error {
 	return err
 }
 
+// AsFieldsItemBody returns the union data inside the GameModeItem as a FieldsItemBody
+func (t GameModeItem) AsFieldsItemBody() (FieldsItemBody, error) {
+	var body FieldsItemBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromFieldsItemBody overwrites any union data inside the GameModeItem as the provided FieldsItemBody
+func (t *GameModeItem) FromFieldsItemBody(v FieldsItemBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeFieldsItemBody performs a merge with any union data inside the GameModeItem, using the provided FieldsItemBody
+func (t *GameModeItem) MergeFieldsItemBody(v FieldsItemBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
 func (t GameModeItem) MarshalJSON() ([]byte, error) {
 	b, err := t.union.MarshalJSON()
 	return b, err
@@ -19798,6 +22769,32 @@ func (t *GameModeList) FromGameModeListAllBody(v GameModeListAllBody) error {
 
 // MergeGameModeListAllBody performs a merge with any union data inside the GameModeList, using the provided GameModeListAllBody
 func (t *GameModeList) MergeGameModeListAllBody(v GameModeListAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsFieldsListBody returns the union data inside the GameModeList as a FieldsListBody
+func (t GameModeList) AsFieldsListBody() (FieldsListBody, error) {
+	var body FieldsListBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromFieldsListBody overwrites any union data inside the GameModeList as the provided FieldsListBody
+func (t *GameModeList) FromFieldsListBody(v FieldsListBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeFieldsListBody performs a merge with any union data inside the GameModeList, using the provided FieldsListBody
+func (t *GameModeList) MergeFieldsListBody(v FieldsListBody) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
@@ -19870,6 +22867,32 @@ func (t *GearItem) MergeGearAllBody(v GearAllBody) error {
 	return err
 }
 
+// AsFieldsItemBody returns the union data inside the GearItem as a FieldsItemBody
+func (t GearItem) AsFieldsItemBody() (FieldsItemBody, error) {
+	var body FieldsItemBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromFieldsItemBody overwrites any union data inside the GearItem as the provided FieldsItemBody
+func (t *GearItem) FromFieldsItemBody(v FieldsItemBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeFieldsItemBody performs a merge with any union data inside the GearItem, using the provided FieldsItemBody
+func (t *GearItem) MergeFieldsItemBody(v FieldsItemBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
 func (t GearItem) MarshalJSON() ([]byte, error) {
 	b, err := t.union.MarshalJSON()
 	return b, err
@@ -19932,6 +22955,32 @@ func (t *GearList) MergeGearListAllBody(v GearListAllBody) error {
 	return err
 }
 
+// AsFieldsListBody returns the union data inside the GearList as a FieldsListBody
+func (t GearList) AsFieldsListBody() (FieldsListBody, error) {
+	var body FieldsListBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromFieldsListBody overwrites any union data inside the GearList as the provided FieldsListBody
+func (t *GearList) FromFieldsListBody(v FieldsListBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeFieldsListBody performs a merge with any union data inside the GearList, using the provided FieldsListBody
+func (t *GearList) MergeFieldsListBody(v FieldsListBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
 func (t GearList) MarshalJSON() ([]byte, error) {
 	b, err := t.union.MarshalJSON()
 	return b, err
@@ -19984,6 +23033,32 @@ func (t *LevelBorderItem) FromLevelBorderAllBody(v LevelBorderAllBody) error {
 
 // MergeLevelBorderAllBody performs a merge with any union data inside the LevelBorderItem, using the provided LevelBorderAllBody
 func (t *LevelBorderItem) MergeLevelBorderAllBody(v LevelBorderAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsFieldsItemBody returns the union data inside the LevelBorderItem as a FieldsItemBody
+func (t LevelBorderItem) AsFieldsItemBody() (FieldsItemBody, error) {
+	var body FieldsItemBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromFieldsItemBody overwrites any union data inside the LevelBorderItem as the provided FieldsItemBody
+func (t *LevelBorderItem) FromFieldsItemBody(v FieldsItemBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeFieldsItemBody performs a merge with any union data inside the LevelBorderItem, using the provided FieldsItemBody
+func (t *LevelBorderItem) MergeFieldsItemBody(v FieldsItemBody) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
@@ -20108,6 +23183,32 @@ func (t *LevelBorderList) MergeLevelBorderAllBody(v LevelBorderAllBody) error {
 	return err
 }
 
+// AsFieldsListBody returns the union data inside the LevelBorderList as a FieldsListBody
+func (t LevelBorderList) AsFieldsListBody() (FieldsListBody, error) {
+	var body FieldsListBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromFieldsListBody overwrites any union data inside the LevelBorderList as the provided FieldsListBody
+func (t *LevelBorderList) FromFieldsListBody(v FieldsListBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeFieldsListBody performs a merge with any union data inside the LevelBorderList, using the provided FieldsListBody
+func (t *LevelBorderList) MergeFieldsListBody(v FieldsListBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
 func (t LevelBorderList) MarshalJSON() ([]byte, error) {
 	b, err := t.union.MarshalJSON()
 	return b, err
@@ -20160,6 +23261,32 @@ func (t *MapItem) FromMapAllBody(v MapAllBody) error {
 
 // MergeMapAllBody performs a merge with any union data inside the MapItem, using the provided MapAllBody
 func (t *MapItem) MergeMapAllBody(v MapAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsFieldsItemBody returns the union data inside the MapItem as a FieldsItemBody
+func (t MapItem) AsFieldsItemBody() (FieldsItemBody, error) {
+	var body FieldsItemBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromFieldsItemBody overwrites any union data inside the MapItem as the provided FieldsItemBody
+func (t *MapItem) FromFieldsItemBody(v FieldsItemBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeFieldsItemBody performs a merge with any union data inside the MapItem, using the provided FieldsItemBody
+func (t *MapItem) MergeFieldsItemBody(v FieldsItemBody) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
@@ -20232,6 +23359,32 @@ func (t *MapList) MergeMapListAllBody(v MapListAllBody) error {
 	return err
 }
 
+// AsFieldsListBody returns the union data inside the MapList as a FieldsListBody
+func (t MapList) AsFieldsListBody() (FieldsListBody, error) {
+	var body FieldsListBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromFieldsListBody overwrites any union data inside the MapList as the provided FieldsListBody
+func (t *MapList) FromFieldsListBody(v FieldsListBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeFieldsListBody performs a merge with any union data inside the MapList, using the provided FieldsListBody
+func (t *MapList) MergeFieldsListBody(v FieldsListBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
 func (t MapList) MarshalJSON() ([]byte, error) {
 	b, err := t.union.MarshalJSON()
 	return b, err
@@ -20284,6 +23437,32 @@ func (t *MissionItem) FromMissionAllBody(v MissionAllBody) error {
 
 // MergeMissionAllBody performs a merge with any union data inside the MissionItem, using the provided MissionAllBody
 func (t *MissionItem) MergeMissionAllBody(v MissionAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsFieldsItemBody returns the union data inside the MissionItem as a FieldsItemBody
+func (t MissionItem) AsFieldsItemBody() (FieldsItemBody, error) {
+	var body FieldsItemBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromFieldsItemBody overwrites any union data inside the MissionItem as the provided FieldsItemBody
+func (t *MissionItem) FromFieldsItemBody(v FieldsItemBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeFieldsItemBody performs a merge with any union data inside the MissionItem, using the provided FieldsItemBody
+func (t *MissionItem) MergeFieldsItemBody(v FieldsItemBody) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
@@ -20356,6 +23535,32 @@ func (t *MissionList) MergeMissionListAllBody(v MissionListAllBody) error {
 	return err
 }
 
+// AsFieldsListBody returns the union data inside the MissionList as a FieldsListBody
+func (t MissionList) AsFieldsListBody() (FieldsListBody, error) {
+	var body FieldsListBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromFieldsListBody overwrites any union data inside the MissionList as the provided FieldsListBody
+func (t *MissionList) FromFieldsListBody(v FieldsListBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeFieldsListBody performs a merge with any union data inside the MissionList, using the provided FieldsListBody
+func (t *MissionList) MergeFieldsListBody(v FieldsListBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
 func (t MissionList) MarshalJSON() ([]byte, error) {
 	b, err := t.union.MarshalJSON()
 	return b, err
@@ -20408,6 +23613,32 @@ func (t *ObjectiveItem) FromObjectiveAllBody(v ObjectiveAllBody) error {
 
 // MergeObjectiveAllBody performs a merge with any union data inside the ObjectiveItem, using the provided ObjectiveAllBody
 func (t *ObjectiveItem) MergeObjectiveAllBody(v ObjectiveAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsFieldsItemBody returns the union data inside the ObjectiveItem as a FieldsItemBody
+func (t ObjectiveItem) AsFieldsItemBody() (FieldsItemBody, error) {
+	var body FieldsItemBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromFieldsItemBody overwrites any union data inside the ObjectiveItem as the provided FieldsItemBody
+func (t *ObjectiveItem) FromFieldsItemBody(v FieldsItemBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeFieldsItemBody performs a merge with any union data inside the ObjectiveItem, using the provided FieldsItemBody
+func (t *ObjectiveItem) MergeFieldsItemBody(v FieldsItemBody) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
@@ -20480,6 +23711,32 @@ func (t *ObjectiveList) MergeObjectiveListAllBody(v ObjectiveListAllBody) error 
 	return err
 }
 
+// AsFieldsListBody returns the union data inside the ObjectiveList as a FieldsListBody
+func (t ObjectiveList) AsFieldsListBody() (FieldsListBody, error) {
+	var body FieldsListBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromFieldsListBody overwrites any union data inside the ObjectiveList as the provided FieldsListBody
+func (t *ObjectiveList) FromFieldsListBody(v FieldsListBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeFieldsListBody performs a merge with any union data inside the ObjectiveList, using the provided FieldsListBody
+func (t *ObjectiveList) MergeFieldsListBody(v FieldsListBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
 func (t ObjectiveList) MarshalJSON() ([]byte, error) {
 	b, err := t.union.MarshalJSON()
 	return b, err
@@ -20532,6 +23789,32 @@ func (t *PlayerCardItem) FromPlayerCardAllBody(v PlayerCardAllBody) error {
 
 // MergePlayerCardAllBody performs a merge with any union data inside the PlayerCardItem, using the provided PlayerCardAllBody
 func (t *PlayerCardItem) MergePlayerCardAllBody(v PlayerCardAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsFieldsItemBody returns the union data inside the PlayerCardItem as a FieldsItemBody
+func (t PlayerCardItem) AsFieldsItemBody() (FieldsItemBody, error) {
+	var body FieldsItemBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromFieldsItemBody overwrites any union data inside the PlayerCardItem as the provided FieldsItemBody
+func (t *PlayerCardItem) FromFieldsItemBody(v FieldsItemBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeFieldsItemBody performs a merge with any union data inside the PlayerCardItem, using the provided FieldsItemBody
+func (t *PlayerCardItem) MergeFieldsItemBody(v FieldsItemBody) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
@@ -20604,6 +23887,32 @@ func (t *PlayerCardList) MergePlayerCardListAllBody(v PlayerCardListAllBody) err
 	return err
 }
 
+// AsFieldsListBody returns the union data inside the PlayerCardList as a FieldsListBody
+func (t PlayerCardList) AsFieldsListBody() (FieldsListBody, error) {
+	var body FieldsListBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromFieldsListBody overwrites any union data inside the PlayerCardList as the provided FieldsListBody
+func (t *PlayerCardList) FromFieldsListBody(v FieldsListBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeFieldsListBody performs a merge with any union data inside the PlayerCardList, using the provided FieldsListBody
+func (t *PlayerCardList) MergeFieldsListBody(v FieldsListBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
 func (t PlayerCardList) MarshalJSON() ([]byte, error) {
 	b, err := t.union.MarshalJSON()
 	return b, err
@@ -20656,6 +23965,32 @@ func (t *PlayerTitleItem) FromPlayerTitleAllBody(v PlayerTitleAllBody) error {
 
 // MergePlayerTitleAllBody performs a merge with any union data inside the PlayerTitleItem, using the provided PlayerTitleAllBody
 func (t *PlayerTitleItem) MergePlayerTitleAllBody(v PlayerTitleAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsFieldsItemBody returns the union data inside the PlayerTitleItem as a FieldsItemBody
+func (t PlayerTitleItem) AsFieldsItemBody() (FieldsItemBody, error) {
+	var body FieldsItemBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromFieldsItemBody overwrites any union data inside the PlayerTitleItem as the provided FieldsItemBody
+func (t *PlayerTitleItem) FromFieldsItemBody(v FieldsItemBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeFieldsItemBody performs a merge with any union data inside the PlayerTitleItem, using the provided FieldsItemBody
+func (t *PlayerTitleItem) MergeFieldsItemBody(v FieldsItemBody) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
@@ -20728,6 +24063,32 @@ func (t *PlayerTitleList) MergePlayerTitleListAllBody(v PlayerTitleListAllBody) 
 	return err
 }
 
+// AsFieldsListBody returns the union data inside the PlayerTitleList as a FieldsListBody
+func (t PlayerTitleList) AsFieldsListBody() (FieldsListBody, error) {
+	var body FieldsListBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromFieldsListBody overwrites any union data inside the PlayerTitleList as the provided FieldsListBody
+func (t *PlayerTitleList) FromFieldsListBody(v FieldsListBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeFieldsListBody performs a merge with any union data inside the PlayerTitleList, using the provided FieldsListBody
+func (t *PlayerTitleList) MergeFieldsListBody(v FieldsListBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
 func (t PlayerTitleList) MarshalJSON() ([]byte, error) {
 	b, err := t.union.MarshalJSON()
 	return b, err
@@ -20780,6 +24141,32 @@ func (t *PremierConferenceItem) FromPremierConferenceAllBody(v PremierConference
 
 // MergePremierConferenceAllBody performs a merge with any union data inside the PremierConferenceItem, using the provided PremierConferenceAllBody
 func (t *PremierConferenceItem) MergePremierConferenceAllBody(v PremierConferenceAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsFieldsItemBody returns the union data inside the PremierConferenceItem as a FieldsItemBody
+func (t PremierConferenceItem) AsFieldsItemBody() (FieldsItemBody, error) {
+	var body FieldsItemBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromFieldsItemBody overwrites any union data inside the PremierConferenceItem as the provided FieldsItemBody
+func (t *PremierConferenceItem) FromFieldsItemBody(v FieldsItemBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeFieldsItemBody performs a merge with any union data inside the PremierConferenceItem, using the provided FieldsItemBody
+func (t *PremierConferenceItem) MergeFieldsItemBody(v FieldsItemBody) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
@@ -20852,6 +24239,32 @@ func (t *PremierConferenceList) MergePremierConferenceListAllBody(v PremierConfe
 	return err
 }
 
+// AsFieldsListBody returns the union data inside the PremierConferenceList as a FieldsListBody
+func (t PremierConferenceList) AsFieldsListBody() (FieldsListBody, error) {
+	var body FieldsListBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromFieldsListBody overwrites any union data inside the PremierConferenceList as the provided FieldsListBody
+func (t *PremierConferenceList) FromFieldsListBody(v FieldsListBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeFieldsListBody performs a merge with any union data inside the PremierConferenceList, using the provided FieldsListBody
+func (t *PremierConferenceList) MergeFieldsListBody(v FieldsListBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
 func (t PremierConferenceList) MarshalJSON() ([]byte, error) {
 	b, err := t.union.MarshalJSON()
 	return b, err
@@ -20904,6 +24317,32 @@ func (t *PremierLogoItem) FromPremierLogoAllBody(v PremierLogoAllBody) error {
 
 // MergePremierLogoAllBody performs a merge with any union data inside the PremierLogoItem, using the provided PremierLogoAllBody
 func (t *PremierLogoItem) MergePremierLogoAllBody(v PremierLogoAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsFieldsItemBody returns the union data inside the PremierLogoItem as a FieldsItemBody
+func (t PremierLogoItem) AsFieldsItemBody() (FieldsItemBody, error) {
+	var body FieldsItemBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromFieldsItemBody overwrites any union data inside the PremierLogoItem as the provided FieldsItemBody
+func (t *PremierLogoItem) FromFieldsItemBody(v FieldsItemBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeFieldsItemBody performs a merge with any union data inside the PremierLogoItem, using the provided FieldsItemBody
+func (t *PremierLogoItem) MergeFieldsItemBody(v FieldsItemBody) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
@@ -20976,6 +24415,32 @@ func (t *PremierLogoList) MergePremierLogoListAllBody(v PremierLogoListAllBody) 
 	return err
 }
 
+// AsFieldsListBody returns the union data inside the PremierLogoList as a FieldsListBody
+func (t PremierLogoList) AsFieldsListBody() (FieldsListBody, error) {
+	var body FieldsListBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromFieldsListBody overwrites any union data inside the PremierLogoList as the provided FieldsListBody
+func (t *PremierLogoList) FromFieldsListBody(v FieldsListBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeFieldsListBody performs a merge with any union data inside the PremierLogoList, using the provided FieldsListBody
+func (t *PremierLogoList) MergeFieldsListBody(v FieldsListBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
 func (t PremierLogoList) MarshalJSON() ([]byte, error) {
 	b, err := t.union.MarshalJSON()
 	return b, err
@@ -21028,6 +24493,32 @@ func (t *SeasonItem) FromSeasonAllBody(v SeasonAllBody) error {
 
 // MergeSeasonAllBody performs a merge with any union data inside the SeasonItem, using the provided SeasonAllBody
 func (t *SeasonItem) MergeSeasonAllBody(v SeasonAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsFieldsItemBody returns the union data inside the SeasonItem as a FieldsItemBody
+func (t SeasonItem) AsFieldsItemBody() (FieldsItemBody, error) {
+	var body FieldsItemBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromFieldsItemBody overwrites any union data inside the SeasonItem as the provided FieldsItemBody
+func (t *SeasonItem) FromFieldsItemBody(v FieldsItemBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeFieldsItemBody performs a merge with any union data inside the SeasonItem, using the provided FieldsItemBody
+func (t *SeasonItem) MergeFieldsItemBody(v FieldsItemBody) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
@@ -21100,6 +24591,32 @@ func (t *SeasonList) MergeSeasonListAllBody(v SeasonListAllBody) error {
 	return err
 }
 
+// AsFieldsListBody returns the union data inside the SeasonList as a FieldsListBody
+func (t SeasonList) AsFieldsListBody() (FieldsListBody, error) {
+	var body FieldsListBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromFieldsListBody overwrites any union data inside the SeasonList as the provided FieldsListBody
+func (t *SeasonList) FromFieldsListBody(v FieldsListBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeFieldsListBody performs a merge with any union data inside the SeasonList, using the provided FieldsListBody
+func (t *SeasonList) MergeFieldsListBody(v FieldsListBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
 func (t SeasonList) MarshalJSON() ([]byte, error) {
 	b, err := t.union.MarshalJSON()
 	return b, err
@@ -21152,6 +24669,32 @@ func (t *SkinChromaItem) FromSkinChromaAllBody(v SkinChromaAllBody) error {
 
 // MergeSkinChromaAllBody performs a merge with any union data inside the SkinChromaItem, using the provided SkinChromaAllBody
 func (t *SkinChromaItem) MergeSkinChromaAllBody(v SkinChromaAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsFieldsItemBody returns the union data inside the SkinChromaItem as a FieldsItemBody
+func (t SkinChromaItem) AsFieldsItemBody() (FieldsItemBody, error) {
+	var body FieldsItemBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromFieldsItemBody overwrites any union data inside the SkinChromaItem as the provided FieldsItemBody
+func (t *SkinChromaItem) FromFieldsItemBody(v FieldsItemBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeFieldsItemBody performs a merge with any union data inside the SkinChromaItem, using the provided FieldsItemBody
+func (t *SkinChromaItem) MergeFieldsItemBody(v FieldsItemBody) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
@@ -21224,6 +24767,32 @@ func (t *SkinChromaList) MergeSkinChromaListAllBody(v SkinChromaListAllBody) err
 	return err
 }
 
+// AsFieldsListBody returns the union data inside the SkinChromaList as a FieldsListBody
+func (t SkinChromaList) AsFieldsListBody() (FieldsListBody, error) {
+	var body FieldsListBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromFieldsListBody overwrites any union data inside the SkinChromaList as the provided FieldsListBody
+func (t *SkinChromaList) FromFieldsListBody(v FieldsListBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeFieldsListBody performs a merge with any union data inside the SkinChromaList, using the provided FieldsListBody
+func (t *SkinChromaList) MergeFieldsListBody(v FieldsListBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
 func (t SkinChromaList) MarshalJSON() ([]byte, error) {
 	b, err := t.union.MarshalJSON()
 	return b, err
@@ -21276,6 +24845,32 @@ func (t *SkinLevelItem) FromSkinLevelAllBody(v SkinLevelAllBody) error {
 
 // MergeSkinLevelAllBody performs a merge with any union data inside the SkinLevelItem, using the provided SkinLevelAllBody
 func (t *SkinLevelItem) MergeSkinLevelAllBody(v SkinLevelAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsFieldsItemBody returns the union data inside the SkinLevelItem as a FieldsItemBody
+func (t SkinLevelItem) AsFieldsItemBody() (FieldsItemBody, error) {
+	var body FieldsItemBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromFieldsItemBody overwrites any union data inside the SkinLevelItem as the provided FieldsItemBody
+func (t *SkinLevelItem) FromFieldsItemBody(v FieldsItemBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeFieldsItemBody performs a merge with any union data inside the SkinLevelItem, using the provided FieldsItemBody
+func (t *SkinLevelItem) MergeFieldsItemBody(v FieldsItemBody) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
@@ -21348,6 +24943,32 @@ func (t *SkinLevelList) MergeSkinLevelListAllBody(v SkinLevelListAllBody) error 
 	return err
 }
 
+// AsFieldsListBody returns the union data inside the SkinLevelList as a FieldsListBody
+func (t SkinLevelList) AsFieldsListBody() (FieldsListBody, error) {
+	var body FieldsListBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromFieldsListBody overwrites any union data inside the SkinLevelList as the provided FieldsListBody
+func (t *SkinLevelList) FromFieldsListBody(v FieldsListBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeFieldsListBody performs a merge with any union data inside the SkinLevelList, using the provided FieldsListBody
+func (t *SkinLevelList) MergeFieldsListBody(v FieldsListBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
 func (t SkinLevelList) MarshalJSON() ([]byte, error) {
 	b, err := t.union.MarshalJSON()
 	return b, err
@@ -21400,6 +25021,32 @@ func (t *SprayItem) FromSprayAllBody(v SprayAllBody) error {
 
 // MergeSprayAllBody performs a merge with any union data inside the SprayItem, using the provided SprayAllBody
 func (t *SprayItem) MergeSprayAllBody(v SprayAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsFieldsItemBody returns the union data inside the SprayItem as a FieldsItemBody
+func (t SprayItem) AsFieldsItemBody() (FieldsItemBody, error) {
+	var body FieldsItemBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromFieldsItemBody overwrites any union data inside the SprayItem as the provided FieldsItemBody
+func (t *SprayItem) FromFieldsItemBody(v FieldsItemBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeFieldsItemBody performs a merge with any union data inside the SprayItem, using the provided FieldsItemBody
+func (t *SprayItem) MergeFieldsItemBody(v FieldsItemBody) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
@@ -21472,6 +25119,32 @@ func (t *SprayLevelItem) MergeSprayLevelAllBody(v SprayLevelAllBody) error {
 	return err
 }
 
+// AsFieldsItemBody returns the union data inside the SprayLevelItem as a FieldsItemBody
+func (t SprayLevelItem) AsFieldsItemBody() (FieldsItemBody, error) {
+	var body FieldsItemBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromFieldsItemBody overwrites any union data inside the SprayLevelItem as the provided FieldsItemBody
+func (t *SprayLevelItem) FromFieldsItemBody(v FieldsItemBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeFieldsItemBody performs a merge with any union data inside the SprayLevelItem, using the provided FieldsItemBody
+func (t *SprayLevelItem) MergeFieldsItemBody(v FieldsItemBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
 func (t SprayLevelItem) MarshalJSON() ([]byte, error) {
 	b, err := t.union.MarshalJSON()
 	return b, err
@@ -21524,6 +25197,32 @@ func (t *SprayLevelList) FromSprayLevelListAllBody(v SprayLevelListAllBody) erro
 
 // MergeSprayLevelListAllBody performs a merge with any union data inside the SprayLevelList, using the provided SprayLevelListAllBody
 func (t *SprayLevelList) MergeSprayLevelListAllBody(v SprayLevelListAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsFieldsListBody returns the union data inside the SprayLevelList as a FieldsListBody
+func (t SprayLevelList) AsFieldsListBody() (FieldsListBody, error) {
+	var body FieldsListBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromFieldsListBody overwrites any union data inside the SprayLevelList as the provided FieldsListBody
+func (t *SprayLevelList) FromFieldsListBody(v FieldsListBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeFieldsListBody performs a merge with any union data inside the SprayLevelList, using the provided FieldsListBody
+func (t *SprayLevelList) MergeFieldsListBody(v FieldsListBody) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
@@ -21596,6 +25295,32 @@ func (t *SprayList) MergeSprayListAllBody(v SprayListAllBody) error {
 	return err
 }
 
+// AsFieldsListBody returns the union data inside the SprayList as a FieldsListBody
+func (t SprayList) AsFieldsListBody() (FieldsListBody, error) {
+	var body FieldsListBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromFieldsListBody overwrites any union data inside the SprayList as the provided FieldsListBody
+func (t *SprayList) FromFieldsListBody(v FieldsListBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeFieldsListBody performs a merge with any union data inside the SprayList, using the provided FieldsListBody
+func (t *SprayList) MergeFieldsListBody(v FieldsListBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
 func (t SprayList) MarshalJSON() ([]byte, error) {
 	b, err := t.union.MarshalJSON()
 	return b, err
@@ -21648,6 +25373,32 @@ func (t *ThemeItem) FromThemeAllBody(v ThemeAllBody) error {
 
 // MergeThemeAllBody performs a merge with any union data inside the ThemeItem, using the provided ThemeAllBody
 func (t *ThemeItem) MergeThemeAllBody(v ThemeAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsFieldsItemBody returns the union data inside the ThemeItem as a FieldsItemBody
+func (t ThemeItem) AsFieldsItemBody() (FieldsItemBody, error) {
+	var body FieldsItemBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromFieldsItemBody overwrites any union data inside the ThemeItem as the provided FieldsItemBody
+func (t *ThemeItem) FromFieldsItemBody(v FieldsItemBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeFieldsItemBody performs a merge with any union data inside the ThemeItem, using the provided FieldsItemBody
+func (t *ThemeItem) MergeFieldsItemBody(v FieldsItemBody) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
@@ -21720,6 +25471,32 @@ func (t *ThemeList) MergeThemeListAllBody(v ThemeListAllBody) error {
 	return err
 }
 
+// AsFieldsListBody returns the union data inside the ThemeList as a FieldsListBody
+func (t ThemeList) AsFieldsListBody() (FieldsListBody, error) {
+	var body FieldsListBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromFieldsListBody overwrites any union data inside the ThemeList as the provided FieldsListBody
+func (t *ThemeList) FromFieldsListBody(v FieldsListBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeFieldsListBody performs a merge with any union data inside the ThemeList, using the provided FieldsListBody
+func (t *ThemeList) MergeFieldsListBody(v FieldsListBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
 func (t ThemeList) MarshalJSON() ([]byte, error) {
 	b, err := t.union.MarshalJSON()
 	return b, err
@@ -21772,6 +25549,32 @@ func (t *WeaponItem) FromWeaponAllBody(v WeaponAllBody) error {
 
 // MergeWeaponAllBody performs a merge with any union data inside the WeaponItem, using the provided WeaponAllBody
 func (t *WeaponItem) MergeWeaponAllBody(v WeaponAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsFieldsItemBody returns the union data inside the WeaponItem as a FieldsItemBody
+func (t WeaponItem) AsFieldsItemBody() (FieldsItemBody, error) {
+	var body FieldsItemBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromFieldsItemBody overwrites any union data inside the WeaponItem as the provided FieldsItemBody
+func (t *WeaponItem) FromFieldsItemBody(v FieldsItemBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeFieldsItemBody performs a merge with any union data inside the WeaponItem, using the provided FieldsItemBody
+func (t *WeaponItem) MergeFieldsItemBody(v FieldsItemBody) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
@@ -21844,6 +25647,32 @@ func (t *WeaponList) MergeWeaponListAllBody(v WeaponListAllBody) error {
 	return err
 }
 
+// AsFieldsListBody returns the union data inside the WeaponList as a FieldsListBody
+func (t WeaponList) AsFieldsListBody() (FieldsListBody, error) {
+	var body FieldsListBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromFieldsListBody overwrites any union data inside the WeaponList as the provided FieldsListBody
+func (t *WeaponList) FromFieldsListBody(v FieldsListBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeFieldsListBody performs a merge with any union data inside the WeaponList, using the provided FieldsListBody
+func (t *WeaponList) MergeFieldsListBody(v FieldsListBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
 func (t WeaponList) MarshalJSON() ([]byte, error) {
 	b, err := t.union.MarshalJSON()
 	return b, err
@@ -21906,6 +25735,32 @@ func (t *WeaponSkinItem) MergeWeaponSkinAllBody(v WeaponSkinAllBody) error {
 	return err
 }
 
+// AsFieldsItemBody returns the union data inside the WeaponSkinItem as a FieldsItemBody
+func (t WeaponSkinItem) AsFieldsItemBody() (FieldsItemBody, error) {
+	var body FieldsItemBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromFieldsItemBody overwrites any union data inside the WeaponSkinItem as the provided FieldsItemBody
+func (t *WeaponSkinItem) FromFieldsItemBody(v FieldsItemBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeFieldsItemBody performs a merge with any union data inside the WeaponSkinItem, using the provided FieldsItemBody
+func (t *WeaponSkinItem) MergeFieldsItemBody(v FieldsItemBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
 func (t WeaponSkinItem) MarshalJSON() ([]byte, error) {
 	b, err := t.union.MarshalJSON()
 	return b, err
@@ -21958,6 +25813,32 @@ func (t *WeaponSkinList) FromWeaponSkinListAllBody(v WeaponSkinListAllBody) erro
 
 // MergeWeaponSkinListAllBody performs a merge with any union data inside the WeaponSkinList, using the provided WeaponSkinListAllBody
 func (t *WeaponSkinList) MergeWeaponSkinListAllBody(v WeaponSkinListAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsFieldsListBody returns the union data inside the WeaponSkinList as a FieldsListBody
+func (t WeaponSkinList) AsFieldsListBody() (FieldsListBody, error) {
+	var body FieldsListBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromFieldsListBody overwrites any union data inside the WeaponSkinList as the provided FieldsListBody
+func (t *WeaponSkinList) FromFieldsListBody(v FieldsListBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeFieldsListBody performs a merge with any union data inside the WeaponSkinList, using the provided FieldsListBody
+func (t *WeaponSkinList) MergeFieldsListBody(v FieldsListBody) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
@@ -24607,6 +28488,30 @@ func NewListAgentsRequest(server string, params *ListAgentsParams) (*http.Reques
 
 		}
 
+		if params.Q != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "q", *params.Q, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Fields != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "fields", *params.Fields, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if encoded := queryValues.Encode(); encoded != "" {
 			rawQueryFragments = append(rawQueryFragments, encoded)
 		}
@@ -24659,6 +28564,18 @@ func NewGetAgentRequest(server string, uuid Uuid, params *GetAgentParams) (*http
 		if params.Language != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "language", *params.Language, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Fields != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "fields", *params.Fields, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -24722,6 +28639,30 @@ func NewListBuddiesRequest(server string, params *ListBuddiesParams) (*http.Requ
 
 		}
 
+		if params.Q != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "q", *params.Q, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Fields != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "fields", *params.Fields, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if encoded := queryValues.Encode(); encoded != "" {
 			rawQueryFragments = append(rawQueryFragments, encoded)
 		}
@@ -24767,6 +28708,30 @@ func NewListBuddyLevelsRequest(server string, params *ListBuddyLevelsParams) (*h
 		if params.Language != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "language", *params.Language, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Q != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "q", *params.Q, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Fields != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "fields", *params.Fields, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -24837,6 +28802,18 @@ func NewGetBuddyLevelRequest(server string, uuid Uuid, params *GetBuddyLevelPara
 
 		}
 
+		if params.Fields != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "fields", *params.Fields, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if encoded := queryValues.Encode(); encoded != "" {
 			rawQueryFragments = append(rawQueryFragments, encoded)
 		}
@@ -24898,6 +28875,18 @@ func NewGetBuddyRequest(server string, uuid Uuid, params *GetBuddyParams) (*http
 
 		}
 
+		if params.Fields != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "fields", *params.Fields, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if encoded := queryValues.Encode(); encoded != "" {
 			rawQueryFragments = append(rawQueryFragments, encoded)
 		}
@@ -24943,6 +28932,30 @@ func NewListBundlesRequest(server string, params *ListBundlesParams) (*http.Requ
 		if params.Language != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "language", *params.Language, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Q != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "q", *params.Q, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Fields != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "fields", *params.Fields, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -25013,6 +29026,18 @@ func NewGetBundleRequest(server string, uuid Uuid, params *GetBundleParams) (*ht
 
 		}
 
+		if params.Fields != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "fields", *params.Fields, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if encoded := queryValues.Encode(); encoded != "" {
 			rawQueryFragments = append(rawQueryFragments, encoded)
 		}
@@ -25058,6 +29083,30 @@ func NewListCeremoniesRequest(server string, params *ListCeremoniesParams) (*htt
 		if params.Language != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "language", *params.Language, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Q != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "q", *params.Q, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Fields != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "fields", *params.Fields, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -25128,6 +29177,18 @@ func NewGetCeremonyRequest(server string, uuid Uuid, params *GetCeremonyParams) 
 
 		}
 
+		if params.Fields != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "fields", *params.Fields, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if encoded := queryValues.Encode(); encoded != "" {
 			rawQueryFragments = append(rawQueryFragments, encoded)
 		}
@@ -25173,6 +29234,30 @@ func NewListCompetitiveTierSetsRequest(server string, params *ListCompetitiveTie
 		if params.Language != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "language", *params.Language, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Q != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "q", *params.Q, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Fields != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "fields", *params.Fields, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -25243,6 +29328,18 @@ func NewGetCompetitiveTierSetRequest(server string, uuid Uuid, params *GetCompet
 
 		}
 
+		if params.Fields != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "fields", *params.Fields, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if encoded := queryValues.Encode(); encoded != "" {
 			rawQueryFragments = append(rawQueryFragments, encoded)
 		}
@@ -25288,6 +29385,30 @@ func NewListContentTiersRequest(server string, params *ListContentTiersParams) (
 		if params.Language != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "language", *params.Language, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Q != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "q", *params.Q, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Fields != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "fields", *params.Fields, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -25358,6 +29479,18 @@ func NewGetContentTierRequest(server string, uuid Uuid, params *GetContentTierPa
 
 		}
 
+		if params.Fields != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "fields", *params.Fields, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if encoded := queryValues.Encode(); encoded != "" {
 			rawQueryFragments = append(rawQueryFragments, encoded)
 		}
@@ -25403,6 +29536,30 @@ func NewListContractsRequest(server string, params *ListContractsParams) (*http.
 		if params.Language != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "language", *params.Language, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Q != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "q", *params.Q, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Fields != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "fields", *params.Fields, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -25473,6 +29630,18 @@ func NewGetContractRequest(server string, uuid Uuid, params *GetContractParams) 
 
 		}
 
+		if params.Fields != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "fields", *params.Fields, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if encoded := queryValues.Encode(); encoded != "" {
 			rawQueryFragments = append(rawQueryFragments, encoded)
 		}
@@ -25518,6 +29687,30 @@ func NewListCurrenciesRequest(server string, params *ListCurrenciesParams) (*htt
 		if params.Language != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "language", *params.Language, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Q != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "q", *params.Q, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Fields != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "fields", *params.Fields, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -25579,6 +29772,18 @@ func NewGetCurrencyRequest(server string, uuid Uuid, params *GetCurrencyParams) 
 		if params.Language != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "language", *params.Language, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Fields != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "fields", *params.Fields, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -25734,6 +29939,30 @@ func NewListEventsRequest(server string, params *ListEventsParams) (*http.Reques
 
 		}
 
+		if params.Q != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "q", *params.Q, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Fields != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "fields", *params.Fields, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if encoded := queryValues.Encode(); encoded != "" {
 			rawQueryFragments = append(rawQueryFragments, encoded)
 		}
@@ -25786,6 +30015,18 @@ func NewGetEventRequest(server string, uuid Uuid, params *GetEventParams) (*http
 		if params.Language != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "language", *params.Language, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Fields != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "fields", *params.Fields, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -25910,6 +30151,30 @@ func NewListFlexRequest(server string, params *ListFlexParams) (*http.Request, e
 
 		}
 
+		if params.Q != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "q", *params.Q, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Fields != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "fields", *params.Fields, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if encoded := queryValues.Encode(); encoded != "" {
 			rawQueryFragments = append(rawQueryFragments, encoded)
 		}
@@ -25962,6 +30227,18 @@ func NewGetFlexRequest(server string, uuid Uuid, params *GetFlexParams) (*http.R
 		if params.Language != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "language", *params.Language, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Fields != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "fields", *params.Fields, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -26025,6 +30302,30 @@ func NewListGameModesRequest(server string, params *ListGameModesParams) (*http.
 
 		}
 
+		if params.Q != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "q", *params.Q, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Fields != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "fields", *params.Fields, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if encoded := queryValues.Encode(); encoded != "" {
 			rawQueryFragments = append(rawQueryFragments, encoded)
 		}
@@ -26070,6 +30371,30 @@ func NewListGameModeEquippablesRequest(server string, params *ListGameModeEquipp
 		if params.Language != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "language", *params.Language, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Q != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "q", *params.Q, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Fields != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "fields", *params.Fields, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -26140,6 +30465,18 @@ func NewGetGameModeEquippableRequest(server string, uuid Uuid, params *GetGameMo
 
 		}
 
+		if params.Fields != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "fields", *params.Fields, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if encoded := queryValues.Encode(); encoded != "" {
 			rawQueryFragments = append(rawQueryFragments, encoded)
 		}
@@ -26192,6 +30529,18 @@ func NewGetGameModeRequest(server string, uuid Uuid, params *GetGameModeParams) 
 		if params.Language != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "language", *params.Language, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Fields != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "fields", *params.Fields, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -26255,6 +30604,30 @@ func NewListGearRequest(server string, params *ListGearParams) (*http.Request, e
 
 		}
 
+		if params.Q != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "q", *params.Q, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Fields != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "fields", *params.Fields, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if encoded := queryValues.Encode(); encoded != "" {
 			rawQueryFragments = append(rawQueryFragments, encoded)
 		}
@@ -26307,6 +30680,18 @@ func NewGetGearRequest(server string, uuid Uuid, params *GetGearParams) (*http.R
 		if params.Language != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "language", *params.Language, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Fields != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "fields", *params.Fields, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -26382,6 +30767,30 @@ func NewListLevelBordersRequest(server string, params *ListLevelBordersParams) (
 
 		}
 
+		if params.Q != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "q", *params.Q, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Fields != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "fields", *params.Fields, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if encoded := queryValues.Encode(); encoded != "" {
 			rawQueryFragments = append(rawQueryFragments, encoded)
 		}
@@ -26434,6 +30843,18 @@ func NewGetLevelBorderRequest(server string, uuid Uuid, params *GetLevelBorderPa
 		if params.Language != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "language", *params.Language, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Fields != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "fields", *params.Fields, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -26558,6 +30979,30 @@ func NewListMapsRequest(server string, params *ListMapsParams) (*http.Request, e
 
 		}
 
+		if params.Q != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "q", *params.Q, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Fields != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "fields", *params.Fields, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if encoded := queryValues.Encode(); encoded != "" {
 			rawQueryFragments = append(rawQueryFragments, encoded)
 		}
@@ -26610,6 +31055,18 @@ func NewGetMapRequest(server string, uuid Uuid, params *GetMapParams) (*http.Req
 		if params.Language != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "language", *params.Language, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Fields != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "fields", *params.Fields, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -26700,6 +31157,30 @@ func NewListMissionsRequest(server string, params *ListMissionsParams) (*http.Re
 
 		}
 
+		if params.Q != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "q", *params.Q, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Fields != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "fields", *params.Fields, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if encoded := queryValues.Encode(); encoded != "" {
 			rawQueryFragments = append(rawQueryFragments, encoded)
 		}
@@ -26761,6 +31242,18 @@ func NewGetMissionRequest(server string, uuid Uuid, params *GetMissionParams) (*
 
 		}
 
+		if params.Fields != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "fields", *params.Fields, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if encoded := queryValues.Encode(); encoded != "" {
 			rawQueryFragments = append(rawQueryFragments, encoded)
 		}
@@ -26806,6 +31299,30 @@ func NewListObjectivesRequest(server string, params *ListObjectivesParams) (*htt
 		if params.Language != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "language", *params.Language, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Q != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "q", *params.Q, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Fields != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "fields", *params.Fields, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -26876,6 +31393,18 @@ func NewGetObjectiveRequest(server string, uuid Uuid, params *GetObjectiveParams
 
 		}
 
+		if params.Fields != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "fields", *params.Fields, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if encoded := queryValues.Encode(); encoded != "" {
 			rawQueryFragments = append(rawQueryFragments, encoded)
 		}
@@ -26921,6 +31450,30 @@ func NewListPlayerCardsRequest(server string, params *ListPlayerCardsParams) (*h
 		if params.Language != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "language", *params.Language, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Q != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "q", *params.Q, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Fields != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "fields", *params.Fields, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -26991,6 +31544,18 @@ func NewGetPlayerCardRequest(server string, uuid Uuid, params *GetPlayerCardPara
 
 		}
 
+		if params.Fields != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "fields", *params.Fields, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if encoded := queryValues.Encode(); encoded != "" {
 			rawQueryFragments = append(rawQueryFragments, encoded)
 		}
@@ -27036,6 +31601,30 @@ func NewListPlayerTitlesRequest(server string, params *ListPlayerTitlesParams) (
 		if params.Language != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "language", *params.Language, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Q != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "q", *params.Q, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Fields != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "fields", *params.Fields, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -27106,6 +31695,18 @@ func NewGetPlayerTitleRequest(server string, uuid Uuid, params *GetPlayerTitlePa
 
 		}
 
+		if params.Fields != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "fields", *params.Fields, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if encoded := queryValues.Encode(); encoded != "" {
 			rawQueryFragments = append(rawQueryFragments, encoded)
 		}
@@ -27151,6 +31752,30 @@ func NewListPremierConferencesRequest(server string, params *ListPremierConferen
 		if params.Language != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "language", *params.Language, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Q != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "q", *params.Q, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Fields != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "fields", *params.Fields, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -27221,6 +31846,18 @@ func NewGetPremierConferenceRequest(server string, uuid Uuid, params *GetPremier
 
 		}
 
+		if params.Fields != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "fields", *params.Fields, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if encoded := queryValues.Encode(); encoded != "" {
 			rawQueryFragments = append(rawQueryFragments, encoded)
 		}
@@ -27266,6 +31903,30 @@ func NewListPremierLogosRequest(server string, params *ListPremierLogosParams) (
 		if params.Language != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "language", *params.Language, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Q != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "q", *params.Q, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Fields != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "fields", *params.Fields, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -27327,6 +31988,18 @@ func NewGetPremierLogoRequest(server string, uuid Uuid, params *GetPremierLogoPa
 		if params.Language != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "language", *params.Language, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Fields != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "fields", *params.Fields, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -27475,6 +32148,30 @@ func NewListSeasonsRequest(server string, params *ListSeasonsParams) (*http.Requ
 
 		}
 
+		if params.Q != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "q", *params.Q, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Fields != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "fields", *params.Fields, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if encoded := queryValues.Encode(); encoded != "" {
 			rawQueryFragments = append(rawQueryFragments, encoded)
 		}
@@ -27520,6 +32217,30 @@ func NewListCompetitiveSeasonsRequest(server string, params *ListCompetitiveSeas
 		if params.Language != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "language", *params.Language, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Q != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "q", *params.Q, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Fields != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "fields", *params.Fields, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -27581,6 +32302,18 @@ func NewGetCompetitiveSeasonRequest(server string, uuid Uuid, params *GetCompeti
 		if params.Language != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "language", *params.Language, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Fields != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "fields", *params.Fields, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -27712,6 +32445,18 @@ func NewGetSeasonRequest(server string, uuid Uuid, params *GetSeasonParams) (*ht
 
 		}
 
+		if params.Fields != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "fields", *params.Fields, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if encoded := queryValues.Encode(); encoded != "" {
 			rawQueryFragments = append(rawQueryFragments, encoded)
 		}
@@ -27766,6 +32511,30 @@ func NewListSpraysRequest(server string, params *ListSpraysParams) (*http.Reques
 
 		}
 
+		if params.Q != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "q", *params.Q, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Fields != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "fields", *params.Fields, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if encoded := queryValues.Encode(); encoded != "" {
 			rawQueryFragments = append(rawQueryFragments, encoded)
 		}
@@ -27811,6 +32580,30 @@ func NewListSprayLevelsRequest(server string, params *ListSprayLevelsParams) (*h
 		if params.Language != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "language", *params.Language, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Q != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "q", *params.Q, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Fields != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "fields", *params.Fields, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -27881,6 +32674,18 @@ func NewGetSprayLevelRequest(server string, uuid Uuid, params *GetSprayLevelPara
 
 		}
 
+		if params.Fields != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "fields", *params.Fields, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if encoded := queryValues.Encode(); encoded != "" {
 			rawQueryFragments = append(rawQueryFragments, encoded)
 		}
@@ -27933,6 +32738,18 @@ func NewGetSprayRequest(server string, uuid Uuid, params *GetSprayParams) (*http
 		if params.Language != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "language", *params.Language, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Fields != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "fields", *params.Fields, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -27996,6 +32813,30 @@ func NewListThemesRequest(server string, params *ListThemesParams) (*http.Reques
 
 		}
 
+		if params.Q != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "q", *params.Q, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Fields != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "fields", *params.Fields, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if encoded := queryValues.Encode(); encoded != "" {
 			rawQueryFragments = append(rawQueryFragments, encoded)
 		}
@@ -28048,6 +32889,18 @@ func NewGetThemeRequest(server string, uuid Uuid, params *GetThemeParams) (*http
 		if params.Language != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "language", *params.Language, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Fields != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "fields", *params.Fields, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -28295,6 +33148,30 @@ func NewListWeaponsRequest(server string, params *ListWeaponsParams) (*http.Requ
 
 		}
 
+		if params.Q != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "q", *params.Q, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Fields != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "fields", *params.Fields, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if encoded := queryValues.Encode(); encoded != "" {
 			rawQueryFragments = append(rawQueryFragments, encoded)
 		}
@@ -28340,6 +33217,30 @@ func NewListWeaponSkinChromasRequest(server string, params *ListWeaponSkinChroma
 		if params.Language != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "language", *params.Language, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Q != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "q", *params.Q, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Fields != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "fields", *params.Fields, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -28410,6 +33311,18 @@ func NewGetWeaponSkinChromaRequest(server string, uuid Uuid, params *GetWeaponSk
 
 		}
 
+		if params.Fields != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "fields", *params.Fields, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if encoded := queryValues.Encode(); encoded != "" {
 			rawQueryFragments = append(rawQueryFragments, encoded)
 		}
@@ -28455,6 +33368,30 @@ func NewListWeaponSkinLevelsRequest(server string, params *ListWeaponSkinLevelsP
 		if params.Language != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "language", *params.Language, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Q != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "q", *params.Q, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Fields != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "fields", *params.Fields, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -28525,6 +33462,18 @@ func NewGetWeaponSkinLevelRequest(server string, uuid Uuid, params *GetWeaponSki
 
 		}
 
+		if params.Fields != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "fields", *params.Fields, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if encoded := queryValues.Encode(); encoded != "" {
 			rawQueryFragments = append(rawQueryFragments, encoded)
 		}
@@ -28570,6 +33519,30 @@ func NewListWeaponSkinsRequest(server string, params *ListWeaponSkinsParams) (*h
 		if params.Language != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "language", *params.Language, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Q != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "q", *params.Q, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Fields != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "fields", *params.Fields, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -28640,6 +33613,18 @@ func NewGetWeaponSkinRequest(server string, uuid Uuid, params *GetWeaponSkinPara
 
 		}
 
+		if params.Fields != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "fields", *params.Fields, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if encoded := queryValues.Encode(); encoded != "" {
 			rawQueryFragments = append(rawQueryFragments, encoded)
 		}
@@ -28692,6 +33677,18 @@ func NewGetWeaponRequest(server string, uuid Uuid, params *GetWeaponParams) (*ht
 		if params.Language != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "language", *params.Language, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Fields != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "fields", *params.Fields, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -55976,6 +60973,32 @@ func (siw *ServerInterfaceWrapper) ListAgents(w http.ResponseWriter, r *http.Req
 		return
 	}
 
+	// ------------- Optional query parameter "q" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "q", r.URL.Query(), &params.Q, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "q"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "q", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "fields" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "fields", r.URL.Query(), &params.Fields, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "fields"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "fields", Err: err})
+		}
+		return
+	}
+
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.ListAgents(w, r, params)
 	}))
@@ -56018,6 +61041,19 @@ func (siw *ServerInterfaceWrapper) GetAgent(w http.ResponseWriter, r *http.Reque
 		return
 	}
 
+	// ------------- Optional query parameter "fields" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "fields", r.URL.Query(), &params.Fields, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "fields"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "fields", Err: err})
+		}
+		return
+	}
+
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.GetAgent(w, r, uuid, params)
 	}))
@@ -56051,6 +61087,32 @@ func (siw *ServerInterfaceWrapper) ListBuddies(w http.ResponseWriter, r *http.Re
 		return
 	}
 
+	// ------------- Optional query parameter "q" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "q", r.URL.Query(), &params.Q, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "q"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "q", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "fields" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "fields", r.URL.Query(), &params.Fields, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "fields"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "fields", Err: err})
+		}
+		return
+	}
+
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.ListBuddies(w, r, params)
 	}))
@@ -56080,6 +61142,32 @@ func (siw *ServerInterfaceWrapper) ListBuddyLevels(w http.ResponseWriter, r *htt
 			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "language"})
 		} else {
 			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "language", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "q" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "q", r.URL.Query(), &params.Q, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "q"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "q", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "fields" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "fields", r.URL.Query(), &params.Fields, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "fields"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "fields", Err: err})
 		}
 		return
 	}
@@ -56126,6 +61214,19 @@ func (siw *ServerInterfaceWrapper) GetBuddyLevel(w http.ResponseWriter, r *http.
 		return
 	}
 
+	// ------------- Optional query parameter "fields" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "fields", r.URL.Query(), &params.Fields, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "fields"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "fields", Err: err})
+		}
+		return
+	}
+
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.GetBuddyLevel(w, r, uuid, params)
 	}))
@@ -56168,6 +61269,19 @@ func (siw *ServerInterfaceWrapper) GetBuddy(w http.ResponseWriter, r *http.Reque
 		return
 	}
 
+	// ------------- Optional query parameter "fields" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "fields", r.URL.Query(), &params.Fields, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "fields"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "fields", Err: err})
+		}
+		return
+	}
+
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.GetBuddy(w, r, uuid, params)
 	}))
@@ -56197,6 +61311,32 @@ func (siw *ServerInterfaceWrapper) ListBundles(w http.ResponseWriter, r *http.Re
 			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "language"})
 		} else {
 			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "language", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "q" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "q", r.URL.Query(), &params.Q, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "q"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "q", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "fields" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "fields", r.URL.Query(), &params.Fields, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "fields"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "fields", Err: err})
 		}
 		return
 	}
@@ -56243,6 +61383,19 @@ func (siw *ServerInterfaceWrapper) GetBundle(w http.ResponseWriter, r *http.Requ
 		return
 	}
 
+	// ------------- Optional query parameter "fields" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "fields", r.URL.Query(), &params.Fields, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "fields"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "fields", Err: err})
+		}
+		return
+	}
+
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.GetBundle(w, r, uuid, params)
 	}))
@@ -56272,6 +61425,32 @@ func (siw *ServerInterfaceWrapper) ListCeremonies(w http.ResponseWriter, r *http
 			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "language"})
 		} else {
 			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "language", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "q" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "q", r.URL.Query(), &params.Q, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "q"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "q", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "fields" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "fields", r.URL.Query(), &params.Fields, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "fields"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "fields", Err: err})
 		}
 		return
 	}
@@ -56318,6 +61497,19 @@ func (siw *ServerInterfaceWrapper) GetCeremony(w http.ResponseWriter, r *http.Re
 		return
 	}
 
+	// ------------- Optional query parameter "fields" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "fields", r.URL.Query(), &params.Fields, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "fields"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "fields", Err: err})
+		}
+		return
+	}
+
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.GetCeremony(w, r, uuid, params)
 	}))
@@ -56347,6 +61539,32 @@ func (siw *ServerInterfaceWrapper) ListCompetitiveTierSets(w http.ResponseWriter
 			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "language"})
 		} else {
 			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "language", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "q" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "q", r.URL.Query(), &params.Q, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "q"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "q", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "fields" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "fields", r.URL.Query(), &params.Fields, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "fields"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "fields", Err: err})
 		}
 		return
 	}
@@ -56393,6 +61611,19 @@ func (siw *ServerInterfaceWrapper) GetCompetitiveTierSet(w http.ResponseWriter, 
 		return
 	}
 
+	// ------------- Optional query parameter "fields" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "fields", r.URL.Query(), &params.Fields, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "fields"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "fields", Err: err})
+		}
+		return
+	}
+
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.GetCompetitiveTierSet(w, r, uuid, params)
 	}))
@@ -56422,6 +61653,32 @@ func (siw *ServerInterfaceWrapper) ListContentTiers(w http.ResponseWriter, r *ht
 			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "language"})
 		} else {
 			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "language", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "q" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "q", r.URL.Query(), &params.Q, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "q"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "q", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "fields" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "fields", r.URL.Query(), &params.Fields, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "fields"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "fields", Err: err})
 		}
 		return
 	}
@@ -56468,6 +61725,19 @@ func (siw *ServerInterfaceWrapper) GetContentTier(w http.ResponseWriter, r *http
 		return
 	}
 
+	// ------------- Optional query parameter "fields" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "fields", r.URL.Query(), &params.Fields, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "fields"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "fields", Err: err})
+		}
+		return
+	}
+
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.GetContentTier(w, r, uuid, params)
 	}))
@@ -56497,6 +61767,32 @@ func (siw *ServerInterfaceWrapper) ListContracts(w http.ResponseWriter, r *http.
 			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "language"})
 		} else {
 			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "language", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "q" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "q", r.URL.Query(), &params.Q, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "q"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "q", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "fields" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "fields", r.URL.Query(), &params.Fields, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "fields"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "fields", Err: err})
 		}
 		return
 	}
@@ -56543,6 +61839,19 @@ func (siw *ServerInterfaceWrapper) GetContract(w http.ResponseWriter, r *http.Re
 		return
 	}
 
+	// ------------- Optional query parameter "fields" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "fields", r.URL.Query(), &params.Fields, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "fields"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "fields", Err: err})
+		}
+		return
+	}
+
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.GetContract(w, r, uuid, params)
 	}))
@@ -56572,6 +61881,32 @@ func (siw *ServerInterfaceWrapper) ListCurrencies(w http.ResponseWriter, r *http
 			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "language"})
 		} else {
 			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "language", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "q" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "q", r.URL.Query(), &params.Q, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "q"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "q", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "fields" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "fields", r.URL.Query(), &params.Fields, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "fields"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "fields", Err: err})
 		}
 		return
 	}
@@ -56614,6 +61949,19 @@ func (siw *ServerInterfaceWrapper) GetCurrency(w http.ResponseWriter, r *http.Re
 			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "language"})
 		} else {
 			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "language", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "fields" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "fields", r.URL.Query(), &params.Fields, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "fields"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "fields", Err: err})
 		}
 		return
 	}
@@ -56726,6 +62074,32 @@ func (siw *ServerInterfaceWrapper) ListEvents(w http.ResponseWriter, r *http.Req
 		return
 	}
 
+	// ------------- Optional query parameter "q" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "q", r.URL.Query(), &params.Q, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "q"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "q", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "fields" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "fields", r.URL.Query(), &params.Fields, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "fields"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "fields", Err: err})
+		}
+		return
+	}
+
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.ListEvents(w, r, params)
 	}))
@@ -56764,6 +62138,19 @@ func (siw *ServerInterfaceWrapper) GetEvent(w http.ResponseWriter, r *http.Reque
 			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "language"})
 		} else {
 			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "language", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "fields" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "fields", r.URL.Query(), &params.Fields, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "fields"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "fields", Err: err})
 		}
 		return
 	}
@@ -56841,6 +62228,32 @@ func (siw *ServerInterfaceWrapper) ListFlex(w http.ResponseWriter, r *http.Reque
 		return
 	}
 
+	// ------------- Optional query parameter "q" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "q", r.URL.Query(), &params.Q, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "q"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "q", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "fields" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "fields", r.URL.Query(), &params.Fields, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "fields"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "fields", Err: err})
+		}
+		return
+	}
+
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.ListFlex(w, r, params)
 	}))
@@ -56883,6 +62296,19 @@ func (siw *ServerInterfaceWrapper) GetFlex(w http.ResponseWriter, r *http.Reques
 		return
 	}
 
+	// ------------- Optional query parameter "fields" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "fields", r.URL.Query(), &params.Fields, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "fields"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "fields", Err: err})
+		}
+		return
+	}
+
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.GetFlex(w, r, uuid, params)
 	}))
@@ -56916,6 +62342,32 @@ func (siw *ServerInterfaceWrapper) ListGameModes(w http.ResponseWriter, r *http.
 		return
 	}
 
+	// ------------- Optional query parameter "q" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "q", r.URL.Query(), &params.Q, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "q"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "q", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "fields" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "fields", r.URL.Query(), &params.Fields, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "fields"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "fields", Err: err})
+		}
+		return
+	}
+
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.ListGameModes(w, r, params)
 	}))
@@ -56945,6 +62397,32 @@ func (siw *ServerInterfaceWrapper) ListGameModeEquippables(w http.ResponseWriter
 			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "language"})
 		} else {
 			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "language", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "q" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "q", r.URL.Query(), &params.Q, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "q"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "q", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "fields" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "fields", r.URL.Query(), &params.Fields, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "fields"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "fields", Err: err})
 		}
 		return
 	}
@@ -56991,6 +62469,19 @@ func (siw *ServerInterfaceWrapper) GetGameModeEquippable(w http.ResponseWriter, 
 		return
 	}
 
+	// ------------- Optional query parameter "fields" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "fields", r.URL.Query(), &params.Fields, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "fields"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "fields", Err: err})
+		}
+		return
+	}
+
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.GetGameModeEquippable(w, r, uuid, params)
 	}))
@@ -57033,6 +62524,19 @@ func (siw *ServerInterfaceWrapper) GetGameMode(w http.ResponseWriter, r *http.Re
 		return
 	}
 
+	// ------------- Optional query parameter "fields" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "fields", r.URL.Query(), &params.Fields, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "fields"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "fields", Err: err})
+		}
+		return
+	}
+
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.GetGameMode(w, r, uuid, params)
 	}))
@@ -57062,6 +62566,32 @@ func (siw *ServerInterfaceWrapper) ListGear(w http.ResponseWriter, r *http.Reque
 			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "language"})
 		} else {
 			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "language", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "q" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "q", r.URL.Query(), &params.Q, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "q"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "q", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "fields" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "fields", r.URL.Query(), &params.Fields, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "fields"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "fields", Err: err})
 		}
 		return
 	}
@@ -57104,6 +62634,19 @@ func (siw *ServerInterfaceWrapper) GetGear(w http.ResponseWriter, r *http.Reques
 			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "language"})
 		} else {
 			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "language", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "fields" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "fields", r.URL.Query(), &params.Fields, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "fields"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "fields", Err: err})
 		}
 		return
 	}
@@ -57154,6 +62697,32 @@ func (siw *ServerInterfaceWrapper) ListLevelBorders(w http.ResponseWriter, r *ht
 		return
 	}
 
+	// ------------- Optional query parameter "q" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "q", r.URL.Query(), &params.Q, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "q"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "q", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "fields" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "fields", r.URL.Query(), &params.Fields, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "fields"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "fields", Err: err})
+		}
+		return
+	}
+
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.ListLevelBorders(w, r, params)
 	}))
@@ -57192,6 +62761,19 @@ func (siw *ServerInterfaceWrapper) GetLevelBorder(w http.ResponseWriter, r *http
 			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "language"})
 		} else {
 			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "language", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "fields" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "fields", r.URL.Query(), &params.Fields, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "fields"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "fields", Err: err})
 		}
 		return
 	}
@@ -57269,6 +62851,32 @@ func (siw *ServerInterfaceWrapper) ListMaps(w http.ResponseWriter, r *http.Reque
 		return
 	}
 
+	// ------------- Optional query parameter "q" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "q", r.URL.Query(), &params.Q, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "q"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "q", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "fields" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "fields", r.URL.Query(), &params.Fields, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "fields"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "fields", Err: err})
+		}
+		return
+	}
+
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.ListMaps(w, r, params)
 	}))
@@ -57307,6 +62915,19 @@ func (siw *ServerInterfaceWrapper) GetMap(w http.ResponseWriter, r *http.Request
 			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "language"})
 		} else {
 			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "language", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "fields" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "fields", r.URL.Query(), &params.Fields, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "fields"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "fields", Err: err})
 		}
 		return
 	}
@@ -57358,6 +62979,32 @@ func (siw *ServerInterfaceWrapper) ListMissions(w http.ResponseWriter, r *http.R
 		return
 	}
 
+	// ------------- Optional query parameter "q" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "q", r.URL.Query(), &params.Q, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "q"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "q", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "fields" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "fields", r.URL.Query(), &params.Fields, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "fields"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "fields", Err: err})
+		}
+		return
+	}
+
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.ListMissions(w, r, params)
 	}))
@@ -57400,6 +63047,19 @@ func (siw *ServerInterfaceWrapper) GetMission(w http.ResponseWriter, r *http.Req
 		return
 	}
 
+	// ------------- Optional query parameter "fields" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "fields", r.URL.Query(), &params.Fields, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "fields"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "fields", Err: err})
+		}
+		return
+	}
+
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.GetMission(w, r, uuid, params)
 	}))
@@ -57429,6 +63089,32 @@ func (siw *ServerInterfaceWrapper) ListObjectives(w http.ResponseWriter, r *http
 			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "language"})
 		} else {
 			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "language", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "q" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "q", r.URL.Query(), &params.Q, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "q"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "q", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "fields" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "fields", r.URL.Query(), &params.Fields, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "fields"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "fields", Err: err})
 		}
 		return
 	}
@@ -57475,6 +63161,19 @@ func (siw *ServerInterfaceWrapper) GetObjective(w http.ResponseWriter, r *http.R
 		return
 	}
 
+	// ------------- Optional query parameter "fields" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "fields", r.URL.Query(), &params.Fields, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "fields"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "fields", Err: err})
+		}
+		return
+	}
+
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.GetObjective(w, r, uuid, params)
 	}))
@@ -57504,6 +63203,32 @@ func (siw *ServerInterfaceWrapper) ListPlayerCards(w http.ResponseWriter, r *htt
 			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "language"})
 		} else {
 			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "language", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "q" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "q", r.URL.Query(), &params.Q, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "q"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "q", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "fields" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "fields", r.URL.Query(), &params.Fields, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "fields"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "fields", Err: err})
 		}
 		return
 	}
@@ -57550,6 +63275,19 @@ func (siw *ServerInterfaceWrapper) GetPlayerCard(w http.ResponseWriter, r *http.
 		return
 	}
 
+	// ------------- Optional query parameter "fields" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "fields", r.URL.Query(), &params.Fields, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "fields"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "fields", Err: err})
+		}
+		return
+	}
+
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.GetPlayerCard(w, r, uuid, params)
 	}))
@@ -57579,6 +63317,32 @@ func (siw *ServerInterfaceWrapper) ListPlayerTitles(w http.ResponseWriter, r *ht
 			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "language"})
 		} else {
 			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "language", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "q" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "q", r.URL.Query(), &params.Q, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "q"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "q", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "fields" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "fields", r.URL.Query(), &params.Fields, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "fields"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "fields", Err: err})
 		}
 		return
 	}
@@ -57625,6 +63389,19 @@ func (siw *ServerInterfaceWrapper) GetPlayerTitle(w http.ResponseWriter, r *http
 		return
 	}
 
+	// ------------- Optional query parameter "fields" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "fields", r.URL.Query(), &params.Fields, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "fields"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "fields", Err: err})
+		}
+		return
+	}
+
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.GetPlayerTitle(w, r, uuid, params)
 	}))
@@ -57654,6 +63431,32 @@ func (siw *ServerInterfaceWrapper) ListPremierConferences(w http.ResponseWriter,
 			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "language"})
 		} else {
 			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "language", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "q" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "q", r.URL.Query(), &params.Q, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "q"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "q", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "fields" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "fields", r.URL.Query(), &params.Fields, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "fields"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "fields", Err: err})
 		}
 		return
 	}
@@ -57700,6 +63503,19 @@ func (siw *ServerInterfaceWrapper) GetPremierConference(w http.ResponseWriter, r
 		return
 	}
 
+	// ------------- Optional query parameter "fields" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "fields", r.URL.Query(), &params.Fields, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "fields"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "fields", Err: err})
+		}
+		return
+	}
+
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.GetPremierConference(w, r, uuid, params)
 	}))
@@ -57729,6 +63545,32 @@ func (siw *ServerInterfaceWrapper) ListPremierLogos(w http.ResponseWriter, r *ht
 			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "language"})
 		} else {
 			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "language", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "q" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "q", r.URL.Query(), &params.Q, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "q"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "q", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "fields" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "fields", r.URL.Query(), &params.Fields, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "fields"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "fields", Err: err})
 		}
 		return
 	}
@@ -57771,6 +63613,19 @@ func (siw *ServerInterfaceWrapper) GetPremierLogo(w http.ResponseWriter, r *http
 			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "language"})
 		} else {
 			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "language", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "fields" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "fields", r.URL.Query(), &params.Fields, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "fields"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "fields", Err: err})
 		}
 		return
 	}
@@ -57876,6 +63731,32 @@ func (siw *ServerInterfaceWrapper) ListSeasons(w http.ResponseWriter, r *http.Re
 		return
 	}
 
+	// ------------- Optional query parameter "q" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "q", r.URL.Query(), &params.Q, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "q"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "q", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "fields" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "fields", r.URL.Query(), &params.Fields, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "fields"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "fields", Err: err})
+		}
+		return
+	}
+
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.ListSeasons(w, r, params)
 	}))
@@ -57905,6 +63786,32 @@ func (siw *ServerInterfaceWrapper) ListCompetitiveSeasons(w http.ResponseWriter,
 			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "language"})
 		} else {
 			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "language", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "q" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "q", r.URL.Query(), &params.Q, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "q"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "q", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "fields" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "fields", r.URL.Query(), &params.Fields, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "fields"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "fields", Err: err})
 		}
 		return
 	}
@@ -57947,6 +63854,19 @@ func (siw *ServerInterfaceWrapper) GetCompetitiveSeason(w http.ResponseWriter, r
 			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "language"})
 		} else {
 			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "language", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "fields" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "fields", r.URL.Query(), &params.Fields, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "fields"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "fields", Err: err})
 		}
 		return
 	}
@@ -58035,6 +63955,19 @@ func (siw *ServerInterfaceWrapper) GetSeason(w http.ResponseWriter, r *http.Requ
 		return
 	}
 
+	// ------------- Optional query parameter "fields" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "fields", r.URL.Query(), &params.Fields, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "fields"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "fields", Err: err})
+		}
+		return
+	}
+
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.GetSeason(w, r, uuid, params)
 	}))
@@ -58068,6 +64001,32 @@ func (siw *ServerInterfaceWrapper) ListSprays(w http.ResponseWriter, r *http.Req
 		return
 	}
 
+	// ------------- Optional query parameter "q" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "q", r.URL.Query(), &params.Q, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "q"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "q", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "fields" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "fields", r.URL.Query(), &params.Fields, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "fields"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "fields", Err: err})
+		}
+		return
+	}
+
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.ListSprays(w, r, params)
 	}))
@@ -58097,6 +64056,32 @@ func (siw *ServerInterfaceWrapper) ListSprayLevels(w http.ResponseWriter, r *htt
 			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "language"})
 		} else {
 			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "language", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "q" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "q", r.URL.Query(), &params.Q, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "q"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "q", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "fields" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "fields", r.URL.Query(), &params.Fields, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "fields"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "fields", Err: err})
 		}
 		return
 	}
@@ -58143,6 +64128,19 @@ func (siw *ServerInterfaceWrapper) GetSprayLevel(w http.ResponseWriter, r *http.
 		return
 	}
 
+	// ------------- Optional query parameter "fields" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "fields", r.URL.Query(), &params.Fields, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "fields"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "fields", Err: err})
+		}
+		return
+	}
+
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.GetSprayLevel(w, r, uuid, params)
 	}))
@@ -58185,6 +64183,19 @@ func (siw *ServerInterfaceWrapper) GetSpray(w http.ResponseWriter, r *http.Reque
 		return
 	}
 
+	// ------------- Optional query parameter "fields" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "fields", r.URL.Query(), &params.Fields, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "fields"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "fields", Err: err})
+		}
+		return
+	}
+
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.GetSpray(w, r, uuid, params)
 	}))
@@ -58214,6 +64225,32 @@ func (siw *ServerInterfaceWrapper) ListThemes(w http.ResponseWriter, r *http.Req
 			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "language"})
 		} else {
 			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "language", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "q" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "q", r.URL.Query(), &params.Q, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "q"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "q", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "fields" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "fields", r.URL.Query(), &params.Fields, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "fields"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "fields", Err: err})
 		}
 		return
 	}
@@ -58256,6 +64293,19 @@ func (siw *ServerInterfaceWrapper) GetTheme(w http.ResponseWriter, r *http.Reque
 			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "language"})
 		} else {
 			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "language", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "fields" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "fields", r.URL.Query(), &params.Fields, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "fields"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "fields", Err: err})
 		}
 		return
 	}
@@ -58423,6 +64473,32 @@ func (siw *ServerInterfaceWrapper) ListWeapons(w http.ResponseWriter, r *http.Re
 		return
 	}
 
+	// ------------- Optional query parameter "q" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "q", r.URL.Query(), &params.Q, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "q"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "q", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "fields" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "fields", r.URL.Query(), &params.Fields, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "fields"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "fields", Err: err})
+		}
+		return
+	}
+
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.ListWeapons(w, r, params)
 	}))
@@ -58452,6 +64528,32 @@ func (siw *ServerInterfaceWrapper) ListWeaponSkinChromas(w http.ResponseWriter, 
 			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "language"})
 		} else {
 			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "language", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "q" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "q", r.URL.Query(), &params.Q, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "q"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "q", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "fields" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "fields", r.URL.Query(), &params.Fields, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "fields"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "fields", Err: err})
 		}
 		return
 	}
@@ -58498,6 +64600,19 @@ func (siw *ServerInterfaceWrapper) GetWeaponSkinChroma(w http.ResponseWriter, r 
 		return
 	}
 
+	// ------------- Optional query parameter "fields" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "fields", r.URL.Query(), &params.Fields, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "fields"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "fields", Err: err})
+		}
+		return
+	}
+
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.GetWeaponSkinChroma(w, r, uuid, params)
 	}))
@@ -58527,6 +64642,32 @@ func (siw *ServerInterfaceWrapper) ListWeaponSkinLevels(w http.ResponseWriter, r
 			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "language"})
 		} else {
 			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "language", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "q" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "q", r.URL.Query(), &params.Q, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "q"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "q", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "fields" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "fields", r.URL.Query(), &params.Fields, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "fields"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "fields", Err: err})
 		}
 		return
 	}
@@ -58573,6 +64714,19 @@ func (siw *ServerInterfaceWrapper) GetWeaponSkinLevel(w http.ResponseWriter, r *
 		return
 	}
 
+	// ------------- Optional query parameter "fields" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "fields", r.URL.Query(), &params.Fields, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "fields"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "fields", Err: err})
+		}
+		return
+	}
+
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.GetWeaponSkinLevel(w, r, uuid, params)
 	}))
@@ -58602,6 +64756,32 @@ func (siw *ServerInterfaceWrapper) ListWeaponSkins(w http.ResponseWriter, r *htt
 			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "language"})
 		} else {
 			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "language", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "q" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "q", r.URL.Query(), &params.Q, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "q"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "q", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "fields" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "fields", r.URL.Query(), &params.Fields, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "fields"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "fields", Err: err})
 		}
 		return
 	}
@@ -58648,6 +64828,19 @@ func (siw *ServerInterfaceWrapper) GetWeaponSkin(w http.ResponseWriter, r *http.
 		return
 	}
 
+	// ------------- Optional query parameter "fields" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "fields", r.URL.Query(), &params.Fields, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "fields"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "fields", Err: err})
+		}
+		return
+	}
+
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.GetWeaponSkin(w, r, uuid, params)
 	}))
@@ -58686,6 +64879,19 @@ func (siw *ServerInterfaceWrapper) GetWeapon(w http.ResponseWriter, r *http.Requ
 			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "language"})
 		} else {
 			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "language", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "fields" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "fields", r.URL.Query(), &params.Fields, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "fields"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "fields", Err: err})
 		}
 		return
 	}
@@ -59078,533 +65284,571 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L37ciM30if6KgieL6Kl+YoSdWm5WwrHhvpm93x9C0lt+1vLewqsSpIYVQE1AEoU7eiI+WsfYM9G7BvM",
-	"eY/zvYmf5AQSqBtZFItqlbq6h54JmyJxTeQvM5EAMv/oBSJOBAeuVe/4j94EaAgSP54GASj1XHAtRXQa",
-	"RWL6XrIx4+a3EFQgWaKZ4L3j3vP3Z+dkJCQZSjFVIAlNEnVCaDSlM0X8v/g7Pa8n4e8pkxD2jrVMweup",
-	"YAIxNY3BDY2TCHrHvb/0vJ6eJeaj0pLxce/TJ686kJc3iVDwYzHMxaGckAi0qgyGSKAh8V9e0LHvEf+X",
-	"/guqaf8nkIoJbr4xrQPX/TeUj1M6Bp9QHpa+FgE1PTSeienJI9V+PDLfS+kb10EtAZ7TYAJu/jVTTqUE",
-	"rklANY3EmEiRalB2/LvXe7uRCCSoP//xT5/4STqMWOCRmN706Ri+f+cRpWkE/emERdCXcE0jFlIN37/z",
-	"vUv+jugJEAXyGuQjRZQWEkgioogwrkFeU/OBTCciMqUCwUNFtqgmEVClyd4J2SPDGQlhRNNIb59ccj0B",
-	"JknCOIcwG+gWjvLa0kjt/hFTzkag9Ovw064Z9baHoxim0RUZschO7ZJjrZCNRrt/jKSIP+3+ocWnmike",
-	"7D0+OBoMBh5hcZxqOozAPyHlPv2CVtheRDUo7V/yvC0u+oFZA59sFSQicA1yRjSL4YRQcjA4JEyRYAI0",
-	"2T6xhEsgIKEI0tjAq9RePjYzrCULcDTwdy55Q3abb3hvabN79Rxm2fAlD0RovltgMn8ofSIk8ce/s8Qn",
-	"0wlwuyoinOG0RZxIUApCshVMhAJuVt430E10P2vXJ3/vX9MoBeUZeOqIkRGTShPBCSWawfYJoUNluNmI",
-	"ExYC10zPDOhKs+Zp3Dv+tTeUPa9nhtP77ZYpZVBbnNLFBEgkAhpBPpNHimi40WZCjJMtBfan0w+vSanu",
-	"9gmOzo9c09/TKPItk+49IYEIzfQCEce0ryChkmoIm8oN4P2P57ctUS4oaufjkPXx7A0RI8uDNAYynGlQ",
-	"x6QKtMt0MDgICrTh3+CTkTCyHkKzgHoCl9yMG5R+pEhC9YTQkQaJbVngMK3I31MDBaoIrt2W6di3Y/Ed",
-	"zLebM3NllIPHL58cvHz2+OXB/tHj75493Z0CTcwP6opx9d/yNfgb7f/1Qy3hjAh2EniRaG/d9MnrFxnF",
-	"xoZirv+CxwPzrRE0TVdyfuC1YzNqYnFQ51oKPiYOs0LakTGjxQzIgGtkAbIFNJiQwDIGsRAjE6pwScSU",
-	"b3uXPATJriHEoeP3jhcstgIa2S/IFUBSMIwZF6GBFEplpFA7l/wccL3JkAZXBiH+61H/neDQf0t1MPGJ",
-	"FmQM2grD5ut92eOD6/FbGPz+++Of41c/zX5Iz5nmV9/Jy14t1X6icrZItVNnbszLnKYLNlevpudPXs/A",
-	"OQadm0iaXdeIFt/04pOIKbMQPEIgGX3BtSIUKxEupseEcvutkTju+3yhfKWp1BcsBv+SbzEeRGkI4bYh",
-	"Mv4MPMQfyRbcuN88sygfL57vECMMKFdT1Nu+Uws+AaOhqUZFTLgRddiJkexmacUoH5FXyHgzDRLTGQkm",
-	"lI9hh5zymTGxjBgIqIKTS075jAg9AUlQvJvpHBrdZuSDEuZP307P8MgYsOSU6QnxqXZqzhiWPZQjPa/H",
-	"aWwob+vUSn9D4XrBf6oXF+TNbStBtUUX40pTI77OXj0nBwcHTz0CO+OdS+7vD/b3+nv7/cHexWBwjP//",
-	"775R+pZ6WNcugYcE5CHJ16S8FgaOCa4BDsXJl+vMPDSUwtbQ2AiNPM3pzxTSXU8MxvWEmm8uORfadJgN",
-	"mBgV3zcWCdmaiFQqMhj8+Y//Z//AI2I0UsYqRvby+/sHx4+fImD9f7eftz0i5CVnikSCj0GaTjg5OjSr",
-	"LmlgWN5z63rLgulePbjqKNjzejG9eQN8rCe946PDusV8hkb8c2va1mA+s3o9YkaAOsuAY05R7fqO23Z9",
-	"Q1S/7x8T3ykSY/27j33UKcbw9RMJMQPZj8RYqDKHmpaL+breG0qYSjdNZv9Kingd1ZVrLYEGGZVOnGzt",
-	"HZEJ3NAQAhbTiIRszLTa3qmflKlydyW3clKv1YeIzowd/jzjrKYSlI4tbkkS0RlKH04SFlydEH9EIwV+",
-	"URSlkdmNGPslEDIsdLtRdQpNOEq44P3EDafg9O0d8gZGmohUe87Mx653Lvm87CM0AyVEKhN8hhktToHo",
-	"qbBCUS2HDashyVKh5/VwrvXCb7m5+8aauo5T0MwdMYhCdUwEz78vDFhj4RrDFgllaeCsZWrs9QAuubU/",
-	"8Fv2O4SlRskQAhHjVo2I4d8g0OQKZrlNmXdzQpyNfcn9P//xz1PTn5222t4hL+zGkaBRbJYkJ/txaWNK",
-	"aKQEoai9TYdOE13y0jK56SlwS0G2/BD6IRjwn755Y4Qfmk2Zz2JClVVeWgLV9hdltaZVcIYxISQTkEC2",
-	"arwHZmEL6Q2h2QtGEeNjtzW0317y7GvDOMi2HAx6FfCwJO9LrFXWqaZCbpCQMbsGfsljs0dH2W0WiWz5",
-	"hY0cQv/FS2Pm7x/l341k/9WZv20JClIK6cbO9HJ+zWpXmPTfJIx6x73/a7fwKO26tdzNCPNenkaRZVS4",
-	"hhpnxik3KylSrklkSpAti1EOY4rKmnENY5BuwFatOlrwnIJY9ZIPhQxBIgOjxsSvcaWtY8T8acuo3T/S",
-	"lIWffMtTuOB//uN/O/PflLjkqEFQiBieMILXWmiMj3EyPkFtPBTXdtfoxm8+2k2uXXOPsNElN1LBGg9o",
-	"fTizG6ts75DDwSEZQiSmtiExremtkDyXfJhqUpXtiN+CFQ72HQLiXIeTUzfChCrtAJ5NdWwsBeya4uYc",
-	"bmEFXMd67fD4u6o+ONg3BrQBpWnof/w66D/97d//rdbEf4NOKyuzFrnkfUVgqTRJhDQgcwLKSTBaFdVL",
-	"tJ2t01DfIYKaKLk3YizepzpifInnQdgfiYqE2VkHIhKSbA2NbImpvAJpjXnkHiFj4ieSxVTOfOeJGILa",
-	"WbIkrukli7J19v2e98P3e96z7/e80+/3tqvT2RsMls3ngx3BEs+D/XFuPhLChemY/arRcY+Um9nW2fc7",
-	"O94P5l/PzL9Ov9/Z2faP3dxTifsODpGxso0MZopYYBtJWFpgj3BBVEIDs/iommiOCp7GQyMKjDU0MBJ2",
-	"j2z5e2jqDXYeGzWws//YqIFA8GtAZtKCPCFDY01SRaRIebh1Tf7r/5D9x4+3PTKhkZETdEpnttXfQQoP",
-	"zUxjlhtLI6ZES8rVCGS9LLcaZgIkBqXoGIiaiKnK17xkhFjVY2jrrBczLEvYMqmNpHML4RkxBRy/sq5Z",
-	"/BIZbGQMfccl28uh7Vq6nY8GO4+9Z98P1uOk82xA9byUj3eOm+yMPhceeevLJzbYsVPbN1PbOWo+ube5",
-	"N22lvU6JBE0ZhzA32+vN9AVBtsxuL1x5LVrvH+gYmhqZTEPsrAm31U3oGGrtTbI1N0lU08iozgP7SBUe",
-	"V3/ROLS2qgFU1SA3e6DDweDYbBpyiF1ytBJca/dp51hlYgh1IT5z56bFmvs2LVpc948pC+vRalb5kSIf",
-	"P75+4ZEn/UP8395+zcANYpspZWOMNZzM0QEcBfvDo/4hfQL9J0dPg/5BeBj04eDJwePH+/tHj58cNpng",
-	"z5TVOI5+FFP0h5jVmIjIimvnELdbSO78XhmGraOh6hj1im2OSECi93bbsOQPgoSpdN5c/2iA3oj92Px7",
-	"Lz4YKH/b2HFzB2z+0QA3LJrEQulL7u/tD5R/QvyB7wxile3RUEi6gsYILHw5cxoJ7UXr+PHQCVSrnszW",
-	"KBe52a8Ri2/bK0wNXZcs3UAtGog1TlcJKhFcgfW5mo34aw2x+cP5vs1HmiQRs2cju39TFnZFp5TP3o96",
-	"x7/eDl9s+5kIZ71PXoOSp1FkC/+Gw1y0UdFpkCsqxza5nWp4f+G8ve/Oeft44t4vjtzrRuNq7y49qs9P",
-	"z/Nm7fl5v3SA3rjh6tF7di7dLx1M39ZU5RC7OM/ql88cb60/d0RZaqKsjxo0kRcvN1E6VmvSRFa8dIZz",
-	"WzUsUzq5uK0slvnk9aqXB1bVKp9yITcih75hSreFE9N2c6yY0rfi5WXhZsuUovPP5/7xDY42OHpwHD2j",
-	"4ZlluAZAynXbHz30pZVsSPLo5qb/yy+PzN6PC114LU5IqiCziansn770CPoZPGvbeuTPf/zTaFBNdap6",
-	"x4eDwaem9uhLHEQN2i5KZgwzW8nI6HQIyRYX5KMC2T+1uivlJfdKfm2pKG/MPvQ1FTbt9o4h+7M0DGct",
-	"6Wlsu5HswZIr9fTQlNrIl418+RLyxfAeunTbBAt20BwxWLwZbDKv+gY8G/B8QfC0ZOlWO1gTQA1t3hKM",
-	"NpbvBlwdA1ebuFoPUuugaYOjDY66g6Po6hYI3fR5uAij2+EQXb1hHJZt7By7P1LuWD97GYLnMYsQyHd1",
-	"VJF3L/56/v7dMYkYB+VQdMltx/ZKgjtaLd8S9y8vubsjt0FR91C0yCAB5YLj5e/alwL2LUNpR2+YJqAJ",
-	"0zRSud+/cud/517u9g/T6KrJlf7OAp2HEbS2jTONN1SXpmiD7ZsptlGKG6X4xbDSmnWZNb4GXhrbl6bw",
-	"xsDcYKkzWHoOEmLB2/K2Z803wlJWeKX2CVzBDWY2mPmCmGlJA5WbXws3DbVQhp6NHtpgqjuYEnECmhlO",
-	"PAeqBG9LIc330wxh87VWq6iiBlFYZQOsDbC6AKy2tFZdP3cDV1M9tgCxjUbbAK+LwLtgIM9Bt6/SXEfr",
-	"ws5VW0upaQaSKNhcUd6gqxvoal+vlTq6I8LuoNkynG102wZ9HUIfjtRwdWtKLe+hIdby8g3UmI16ZaC1",
-	"AdAGQF8WQK3prUoP64KosaYqoLTRUBuAdQpgkga6RfVkmm8MK1O4kWIyBTeY2WDmC2KmRY2UNb8WbtbQ",
-	"Rab4Rg9tMNUdTGGE9aC1+xWu+WZ4coVX6yFXcIOZDWa+IGba0kOl5tfCTVM95Ipv9NAGU53B1As2Gq2t",
-	"g24DhWnQImERB6ckZKMRGYKeAnAMY1uOjK82rP6ZrN5RJjN0kreJbEy5UWGxkZAx1b3j3pBxG1evJojT",
-	"bc+UFKeJmghNqCKUmA76pYQimkpCZTBh1xv5ikz3gqlEKFb/vsenWtNgEgPXJ5gvh9MYvr/sSRiFhi/q",
-	"037saCp3xr9f9hqnS1jRzfzbnryDz37Q85n8/SqCGyNEWzLms+YbGSVZ4ZXG/CiCG3y+t7E8NpbHF1AK",
-	"GaO2ZM2Xm18LOA2t+Rw+G3N+A6rOgOoHGsPL6/aiWebtN4JUXnqlMsJtgEsStAHOBjhfDjgtqaNK++uB",
-	"p6FCKiC00UgbYHUKWG9FCC//nrIkocPWghksdtQYZtVqzZRVLEIgkFfaoGuDrk6gq0X9tdjRHRG2jkab",
-	"w9lGt23Q1zn0tazR1kJZc+21Ac0GNF8QNC0rqrXV09pKaaOJNqDqDKiAtvXixjTdDEhAV7+xSRgECJ0x",
-	"0M0jmw1YvhRY2tI+runGgGmodSqw2WieDZg6A6bXXIPkNLJpYe6Uzoa5Jmyu6BMiQcsZiahLWe5y1Dy+",
-	"rxw1LsX3iLIIwpPFbHTTCdVengycBUCUNt+nCSahcWkvZNjaG9dSD43kSKn8Sv1rUwLYpMwbibGRGF9A",
-	"YpTYtSUtPNfDuiCq6GTvy2DVqv0yWtfU+ifEZg3FJnwvz2M/n8C+khp/A/wN8FsEPjLmeRrHVK7/iGN1",
-	"juRSy8tuoF/Up/dXFiyo89nvmWuHSWLvkxJNhxFsrqffGzq+QdYei9exA3yJpZn5bjex1Prs2+0SMGs9",
-	"su1YEKrIh3c//GtzZUf54S1NWtocvKVJI0PjLU1WbgZimmz2ABtT4MvgoyXb37XcFCMN/W8xTTZetw1+",
-	"uoMfCBm9BT0i0KD7Skug8bqmh+eslr+sXzFOI80SKvXucKZBUj4GtX4r1ywEsX73tSbTiEXwSNkcVGQL",
-	"N71A7MAIVVcQmp3wtlfY/3nkqlkChGkypYqMQAcTCLHQw+D6gWwiZCWmDF+1Za7Y1puJY1t2tdliy21E",
-	"70b0fgnRa7mvLfOlaH0dzDQ1Y2zpjSmzwVNn8PROlGquf3jIRca/hMXOqTcDvfwU8eDzTxHfFX1qYc8T",
-	"TZ/HhAsOaDHkQ2Fci/wsEeQjRZQWEjziTBF3GMnUJVeaRRGJBDVsQ5jeIReLR5MsmFSmRrb8XQk0nP3u",
-	"E51Krsj+YECmE+Do7cd2TRfh9kIy1c9AhV03bVCXoG/0bmtHyTCNrtBGI8wm/SSlIA2CR7Nj821IbE85",
-	"Bo8xoIOh4VAiKZHwW0EqI9IvxXnYLq384eDofs6PnXh8pIg/NyyfaHoFinBgegKS+EPpEy4k8c1w80OY",
-	"aEbA1VBET5giQxHOcgowjufM74R+JVIe3hkWU6CJ4NayTVMWkoH7p1/zr+wfowMy3p6Pt3BCIqa0mURM",
-	"qCa713u7tg9VIfPhvQBMpcHEhSewWsjLxyUkxpHJqPRWhGzEIKzPSyvB8AJwjSQjnMaISuK/HvXfCQ79",
-	"t1QHEx+pjwC0YZr0CeEC12Wj/Vrw+s8b9Xbr5XJKS5FixmCq3CmMEWkTI1UxJ3DBWw+VxdeJuzMjZ+8G",
-	"R7xJwsfk4Luj08Hh8+dPHz/97vC7vSN3z8SohEdqzh4zLDkPQbKlNB1b/bB9/2pNE9QltZdiZjvkrNA7",
-	"O/eqS94P/wY495Z2oXn7jWzqvPTKnajISm5s543t/AVs55xTW9qNVtpfDzsNd6Q5gjZ70g2uOoOrD4sn",
-	"+Rpu9O5Ex1EVR3MBDjn58eLtm8ckFEEaA0d7ZaWf2tUiidG2W9iARz5evOo/2faIBB6CxN1QAITykAQU",
-	"ndERu8J4D3JmzVTcLZomHqlLLqacmBEbG+IlH0dMTU5ISDW1325h4CJjC6ttU8SBzEKLBBOhgHskpvLK",
-	"eb0vOdOK+BHlY9/DUfjzDOTb9uytMgfS+S3nNwDTuch4u75H/N1ggicKvqXM7lCKqYI///FPn/hJOoxY",
-	"4BEu+rhwPtnSE5iRkTBzqBF52yfE3w1FkLfmGt/9YyRF/Gn3Dy0+ldqN6U2fjuH7g8HAI0rTCPrTCYug",
-	"L+GaRiykGr4/GjQOwTc/3NoDmm6Jn3MIUsn0rP9BRCyYLS7SOX5WhjyzyGwsRoJrZbEkODf6R3BlN+aG",
-	"xnZPbj0zJwQPwxShkRL214nWiXIQYoHgavt24t7PLmWO7+Y9DydEcGK5ce4nj/zSfyXklMoQwv4HKbTw",
-	"zegVcatOAhHHhhgZfoHg4IFQkkhxMzN7aCH1qnkWTDQ3gloe+qWfrd/FLIH+e5yZqhGp0dTsP3wuFGej",
-	"UWNGduWX9P3Z2qHuuUO7KgK3kmaVKUp5zwY2NR+PCZ1vNJPo5mf1iER0JlKdH3Jecrtv9AglZpbIJVMj",
-	"t6em7lQKPkZ44HdakFCQrZGQhJLHRszQzBwjLHSKY3zJJ3a/TgKaKiApxxcGCBvGif9L/8zW6b8O/W2r",
-	"QyLGrxQZ0uDKdOLvosTzLMroJbeCLxJjz/6cSdkd8s7oPacIv30lU0Cgj56CNTBgK9wqxFeKz4uCjxIs",
-	"sq64+3JQR7RGdAbyOZVhS86FooNGO6Si+OrHsliUBFSGm43QZiP0JTZCObO25GGodrAmgJo+ni1gtPEy",
-	"bMDVMXBdMN1aTLxSD2tAC8s3VU7aFN4AaAOgLwugVtVT3sO6IFpPQSGUNhpqA7DuAExCzEA+F3wEEnjQ",
-	"mp6a76cZ0OZrrdZZtgYJ8iobYG2A1QVgtaW/6vq5G7ia6rIFiG002gZ4XQMevtduVZeZHtYBminfWH9p",
-	"oDG+Ad+gaIOiL4uidhVX1sO6SFpTWeV42uiqDco6hDIxhHuLkYOt3RYXRwI2TZgiNDLcvzUBGunJ79tE",
-	"SHsxuHjusmUfnWzf7z3gc6CqtaeotvFGksQWXamOFRbbSIeNdPgC0sHyaEvqt2h8Dbw0VLoWNRtNu8FS",
-	"d7B0xfjziRQxbUv35B00w1NefLUOumKcBFh2A54NeL4oeNpSRpUO1gRQU6VUwGijmTbg6hS4MGZwi4rJ",
-	"xSRuCCss3UwtYUzhDXA2wPmSwGlRKeXtrweedVSSjQC+0UgbYHUGWImks7a0kWm7GZhMydVayJTa4GSD",
-	"ky+Fk1ZNt7yD5ohpaLyZohvrbQOeDoCnLfOt0sGaAGpqwBUw2lhwG3B1DFxt4mo9SK2Dpg2ONjjqDI7w",
-	"mfEFHd7h/datqCjave2+Rjk3kcGF4LBh+w3bt872FxOI23oIgm03Uh1YcuVORptSG/WwwcmXwklLZlbe",
-	"dnOsNDSzEDEbM2uDo+7gSIi3lM9c+CB1twC8GNIriBhwTSYiChXZGwzIlDJtbCjH0DYmmM2ao2xo3lgo",
-	"jZaVqxvTWRZ/nY40SPKYKAgED5VnI/SZshOqCPAQQoxNnogowmDZWVzfKdMTDMdEmS5Hzt5/eh8Byot5",
-	"0jCUoBTZopy8/nB9lH8xnBGmFdk9OtwmNLI3e82YqSIx5dkmS8ElzwkzgSjEa8Ap54ZiLtaTC18/Zteg",
-	"ymTa8vv9mN70zRRBqn4Csm9/8r1Lbkg/nJEQRjSNtIfJaE3JCv2JFmPQE5An5DDLfMj4WG0fEx8DEfdP",
-	"zQL4l9wFKAaMxo8rM6aM32e8e69X6rEmwJzlANO9mQYZwkhIIFRdIalwNA1jGT1eEsXoI6fXlEV3j7Vf",
-	"imlXAKAGAh6yRsRippczenOmbjPfAtmiivh5/gh/22VVmJ9oxtZuqiWuLrMbxhd3Afy3fFMWQzsWU9y1",
-	"Jf3tY8P6/JJX2JDUc6ENdBYD5RiV0dIto5Xt5cszqiETcmoe1w3HfmJDIto5FWCvErVEtmpw9tU87dbt",
-	"XvfOrs3b9s3OqBnTOLdsNgbMZxowHTUd3B/G9L1XLjsDTRmHsNT+7S9rbPGM3ZRHOEwNzkZMKr3hvm+T",
-	"+37G5CgteUps4422f7boSl+JzeWy2eRtNnlfDCsteUuKxtfAS0N/icuytHGYbLDULSydX7F2dY/pYA08",
-	"meINdRBefd2AZwOeLwqeVpVR1sGaAFpPKeEN8o1m2oCrG+DKHYGWtUJ1rqn159MwZGboNPogRQJSM1Cr",
-	"9uAfE+uPe8UgCs3YkkrVYSqVfi5SC9w8e3wo0mFUCojP03gI0lQfMQlnVEPz4ko/S6MI9GkQpJLa0PkN",
-	"asqUnycA4VtMlh8x66hrUPF3IeI1K30qe51/nW+hNOnaYXllKtZP+be8S5vJC9E9zsTlfSzrQiIMOsYT",
-	"hiSiM7z6EkyopIEGuW0TXDCtiBSRTZZEhyxipl8j2Kockv9k/mAa4pVjw4mdYjVEg5s5lZLi31Qp0B+o",
-	"ntTkQTC0VPqDkFpSpldSQaI8yqd2Qcc1CRMM4iP2O4RE07GyKVOpIv6pBEpe0JiOwT8hPI0iPGJBwqnc",
-	"+2zqGKrkU6+O2Ovd9KOsA3tk8cnrmcbsIYQ9w5gnQWWAy8c7ZGIsaTKZLWY/qe83hGuIzOq9ozEstvya",
-	"a5CcRiQQIWAimxPChctDZRqqybLi9UKmDBe9DpaLsrkFKdU4j2kUrVetfuwFVcy4mxJklEbRmtzE1Gl2",
-	"hvRKyAuw5o3rbChEBJTbcs+ogueF2TMHwayRnJNSHongivGxY7bpBCTYIwORygDj1oVUu+RCI4NsshXQ",
-	"RKcSVHYIMTjYGRxiPKElPFYZ4avS9M/YeKJf0cAp7LriH5yweJ4BanFar2ikwOKEhKm188AjXPB+LmrO",
-	"xTXFs0hp895gRrWASskAM0LhKSoXKH62SytZGssVi6IRQLjm2pkWUWhFUQMbEwXVmany6beFw7RMHJgJ",
-	"VGZnJ3bLChQiPk1ZWD3koWF4dHh4QPuHe8OwD4d7h/3REQ378PhJuH/03egQnj6uw+C1YAG8YXzd2f2U",
-	"11ucIp7ymEJ9BREEmmAnJGIcmnNoAzrMaVckShXs1ZHNi7F5AV+VSDXSZk6JzEmBGuYq66TbYFOPkVqR",
-	"MS8fHG96JX1aXtWlBkKmR9uxE95zcLofrzNQZzYsWgENFVbp+8Yq667a5T7VhIpEnQi3lNnziPu075Ef",
-	"JHAagkc+RprFVAMRknygSrFr7K2AelagNq1UGRDY+QpAlIi0ilVOrb59QG4hW5Hbl31Po+iYAA0mhU2R",
-	"Z9ik3OWxJVcwM9bNLNtNb6/it9sGna/4Bdzo3n1w1Fq9fRus0xrP3H0n0gJXfd5exhDp29vOrMXsa+5r",
-	"1oPtt7R3WWvmm03KZpOyepOC4mezT9nsU7q5T3HHLUutiJHB5IKZRzVtpoKt7s3uy9YlX/3x4uIDsQVQ",
-	"R3hkfzCo2FX7g0E+fMY1jGt8v64Hzw5t6XTbnGunJlo+SrvbfNews+oNrE7R4kEI0WkqnGXqq73NwiO3",
-	"Idh6kULElPbIa840o1pIj7iDyAikR86Ba8Yh2q45t7jVLP/G/RmZQr9999hEw1U0WEHTW7mj/d3kHRik",
-	"je3kOizWYRfGl+OWnyrm4v0fb8f05kUqaT3M3TMPg6kGx8oxhCwP3ZuL8hbGbNeiwYim9Boacsd0ylSz",
-	"snOLjktua7sO69ZyXlfFjN8P2edGU27XqyxueX1quY3JZ6lUuvW7FC+Y0pQHTe9HqInQ45R/gCiCNe5h",
-	"zGvuxVa8ueHUEiXS57Zm62RZ48pI2yTBodSR41kahm0dtJySoWmdbLk7Z2anGJf8nxj+Sq2wYpY4xMY0",
-	"hj7wMeNAsDxJqJ7skPcJ/XsK9+sWu08jhakfWRgCfz16J/T7KYdwsWVbIruGp7SQYF/acaGJMHXqXTOW",
-	"no2tblx6DFpWJ87wsf9HpySr4zuDEUh8KUgJxg8gW/gYEquo3T+M0vzkbxd+CjsRywzWw8ThFt9EsWSL",
-	"PprvBk+PDuhR2D98PPyu/2QUHvaDI0r7R/vD/b3Hj7/be0zpyhOEWq1eszJlKixX9Dnhl+KrRduwGcTa",
-	"tgM7BNK1jMBOonGJR2ADyHsFZEvOrBzvHfFe4HjanGunJmq1WXsXAfKAndSCZ10PDIrnfJDzhxoxSBYQ",
-	"zUA23J51wqKZsBAayM85kUle2AgfKLWQA5seaCxK2rW28qUlWBj7wkZ/ja19VX4/IAs+uI+na0y8lsbf",
-	"cOsit7apHsoWTbfUROuz7t6UH+hca6Up2z2qPBxJuk2PB2SQzvPGQ7FFd6kQXb1it517OgLUGCnOInmk",
-	"yDCNrsiI2eejVVKpCd1/fFTjLP/xtL//+Ch7nmoqm4ZmRrlSRd69+Ov5+3dkKwQz+9Aj0wkLJnANkoB7",
-	"benuNOElp9iek1KtQZrW/8evg/5T2h/99sfR4ad/q/NBKPZ7nXUMfKwndlBCgR1PxcZhXB8d9lZT3k7b",
-	"9bOM8rcfEC2nPOOQWYeO8DaInuBADE8uLkNANY3EuJ7Z3I+4EKa6MSUjhq+C8R0+XmNNNbhIcOh28E/K",
-	"6+ZaMLwag3WjMEWEDK2FCDyNDVWsA8swpPu0q67Ywt82DeP8t2677/WMRWxv77hPu/lPMU3Mf2yG4dIn",
-	"hCVoptk13mYq/jI2rClojCpDLR1hy9apYoqmUgIPbH/YzxBnZf4cRXBjJndt4N7zemMaQyxCqHzeNUyR",
-	"JHRoG04kxAzkbiD4CEzLlW8jMRbmb3u1FWfIQ1sxEFxLGuhisAGVIc4xkXRWfCio4R6uZ1McA5XmW5AQ",
-	"C25nFDOFAal6nuNMdg1ll0rJZ+dE3iL3IMe4eJCODx5Z/kG3E9OZW83xSiY3PEQX8i1+2DJ8ho1ZyWkZ",
-	"zP/zH/88jSKfXFPJKNdY3qdR5JfvLi656ZZx/a0C0FC4Nc+tdSXaZfwGrnKYGvtfzg0BN1rSF43IUroo",
-	"jjFcHZJWO0Dre06kiMUX6TlVcJpzJl5mvFlyJXrJptPrXRuOC5CvY/E6viUqwW0n5g2uSSysTw3hlszo",
-	"ljul+73aKaze/hq6t3ksUwH3v8Y1nM8QAGsNsA7pjRt4L9+lduNRB9s7NLPB4OdisDVHTIbxzuynzIBa",
-	"nW23pvpg3oTSQndzI51R42FI0VU6PKdRJNLWwr+guRgSCWNmoy5SEtNk0bKOVsROyvpzwy3HTrJt15ut",
-	"r4xlt9b76zQBeXZLix+oBK5JRIcQNWt0bklKw13szisIcctitWkj1a9XC8bSva34eo+kF9d3jfr3v5Tl",
-	"mGEtrOc7IWO3RjHjLKYJSYTCXjzCRcw4jaKZ2fD/OvDI3m/HJLbhpGZm7TChhqvGYnQdXvIpC/UEX0hP",
-	"gI0nmmhBxqBJwm7wVtNzESephpBQTSJBQ6JZDGQkRVw6mHukyFTIKLzkgRAyZBwP6fCGFHZKk0cqGwoD",
-	"qbziN3oDiqgpTRLTh3VjYGz4UIA6vuQ35Hvb9s6M/Nf/ITdFfCzy7+TmPKARlRfiNAw9MsuL3piis0rR",
-	"WanoziU/JSOYEgk0IoFdOkUiBuRvqdLE/MVCe/KIhEL6jGgUERUZIkWzvIwltE0iUEXETcN7qbO7XEO9",
-	"6ZmK9ZyoYSzk7AUbjdbUgzQM685rz4U0DPDx4+sXiiQSlJGYmJvAeZY4TEGWg/kviWlVozODCeXjuk5f",
-	"myZMB0OhJ2SK7mAFkjn2v6ZRCiRkI7yVxTihPBNOHlF2wMMZMQZ741fpz+1YMGprzVAlxOL6TvQRUXg3",
-	"+swtul2fYiQF+WoZwXoa27t57FyZs2N7041yDpKoiZhy90R6BFTncQQoJzTA0BSUBFGqg8naDrn23jMV",
-	"d+324Lu94PHjoH/43RH09w9p0B8cPfmuD4dPhoPvYPQkPIC73bW7fauWrVZ7xsCDO0i+zMuhxmRuaZdY",
-	"XsiubArckFqecdem+0B747kF7+SusESRhyJHZ2lR0vLrkQEvnKml+l+LpG9vDtroJUYPqVWWy5a17/Dk",
-	"NqESjLzFEtvr2VFrCUw3kVrqFGez53h425Iywrw8lF9BSKaMh2KaBf4KNBrbxqLQxnJXgAeYIyGDtU/w",
-	"srPixcv8lF8R9ysBKrlVdFPGVX56bs+u5+/z228rF/qboWKers+w9yaxj0rH5Rdm81T/PuGvwgxeC1Lq",
-	"Kadg7TMQ4OEFq42IdP6ePDka7JGPF89PslUyGpYEkVD2LUaxX6Ea+mZPWGtxjUV/8eoHzn/FLCyRyJaL",
-	"nb5dOwOlqdTrzkEkwD97DmvBrRhmQfQKGZasccHAK62aee5q0bxZEBBdkeuLCPuXJwCKmLa2f7IQooRO",
-	"qQwhdDeUKLFazch0I1PvuNFb43g0yq7KN3kHHNMoWqPtpWeKZmpn+RKt78Nx4iFyV88rzc2fBRaDXlsW",
-	"PJQZXIeLThqAdQTaUGeROhfsHqXH3Nt9GlyNpUh5+FxEoibS3pN+HvOMnP3w7JRM4KYay3Tg/qkzDILm",
-	"jZ6QUIoEbbuIKk30VBSBRBU6ss5+eFbteuT+qX9ce81U7Q2llzyNiS1YBNd8WaL3C1f1+Pj12ft3/s5t",
-	"za9wgjX1f0VUjmENWWhk/oVklI8jeCGm/I5VPyZrVFxXXmtWF7pxQJgiKbeW4AmJxBQkXrTFD+brhm+p",
-	"TPP3Qv05aGqb8iNvvsRKc8ue8be3AKOqnigWd8nC1S5KA6HwNfkoN5LmniTNWv7bjVz5LLly9zPsr0iK",
-	"nEN711QiGoZ2/2HGpk4IrfhF7N77kSJ+3cbbd6476+9Z6X56jxPMlm4BR7dvdezrgAWuem92VRDac/aM",
-	"u8gW+nMG25jifgJEiyTnsHWtUDTuPteROD//aoQIO7dmnNDmHZh2mKGtC8dfLzstOQD5chzVvgeoxL3d",
-	"3L+dg34wKnSXBA/vAqkyxlew0XdUengSdZc++HzvXp0giy5UyfTMHtOIESaMVWTrHKPRe+QFROkNeOSD",
-	"hJilsUde3gRRqti1TfUi6bZRZaVks48MRfJRG+3llJc7qVrvecv1inwZS1JlFJsXO4/OhgmcsPEEb/Pd",
-	"eWP4mD4dwX797uxvKQvguajkz8iZ0f38E41SqP/d6OElejx7s63tTcqB3VGKKajyOV+prZpLTvtHTw7C",
-	"7476h0/C7/pPDulB/xAGT/tHT588/u7p4WhwePj4bpecMrZxM6hMtEyUBfKvF1ulBM5v6MJUAbkvHLNv",
-	"ERpt8fdybv1amK8186rC4d1Tiu3Pu4OTfjBDcn7xO24hPYzpWOGMrlLEWAztXbl2HZCtIdU6ApJQpTyX",
-	"CU9IgsEw8lLbeJUK44fAlMqQmG+v1g6oWCT5WrU8ptMs4U9XzLyRBDjD6Z8HEwjTKA/wunifaMKS1+u9",
-	"LG6klqon+baTpQMrCN5EDxmKt+k7uxeGe/jwiV+OZddL0PevwJstGgoZ93dM/Lc8465N9/mEJrq1qyIF",
-	"K6q6WKjly7mBHchdbufamdh+mlzKZeplwiIxruxv7h6ZPBvAkvCF88lTis7znrwKoW5drkI4trBcbg3W",
-	"n3rGRTWmXWIdYPWScmU8dVf7pw/ZbnXuBbhkAWQ+FVfW6i3CeP6FC0Q2OyH9vZzhJBi1lXFagzNeCRE+",
-	"D77AH+ZH4mPqIt8jvr0i5hsF6780GtYv30NPObYDYaNw8lmf9Reu8xyYXna1PVfqiKhM/Q8hEnysiBYN",
-	"Ol14V12a9dyAvIJhblvn+VW8jb/vN0D5XA4l9SGVwYQqM/ufmZ789KEe/9b+WV/uXCcZlzZgp5vkLtdO",
-	"3dCwet6hVzu1W8n8cFvhkprv8q7voTbBmQ3QZVqc5fzfAgpp3Dh7k01x4Zx9ENaDVdeK458n1ArBND9I",
-	"OSb+yzye5PkV4yhrjMQuvn6ehxNHSZ5IOjMfPmDQyOdUhuavC6YjMB+eO72Cn7PjBiPtYWrfgSkS0xmh",
-	"SQJU1t7Tamb8ayt7s1P22CWuqhKndkHdANtLvMh4HwM+ZCp2hX9ipcK7Z6/DhyiVNCptV9dxPpRaPmd8",
-	"nEa05qAp++WOfax91w6h+UHCNYPp57+DWGOXWSHD/N6zcs9sYYgr95uOeVpNEbrAqW07Ntrn9buELZzn",
-	"5nZvhn7j3NqWr6CEh66YBm5ILc+4a9N9KDu5uuCdtA1LFHkocnSVFi9oTMdwRvm4rRTFQxHObC8NDeUJ",
-	"0HCtChGM1yovzWxf8vAtZA6ippXONZV6jWrzO975NhbGUpm9V6ZdeZq1C9kkzFbNxsJFbrJXcgWHLDwU",
-	"ZhjkQk9s6P6FNAIwFrIBc5hhPS9K41mDiH+yfSyy/lvK2QiUJq9fZK4wG7RKsbA+ieQYOEiqITzVdVsn",
-	"55EN2WhEptSGt8AwclsfL55vf24EgTSOqZw1ocG5K2rEgFhn+jam2ZLpz/FXmbTlfqpU8srLV0xiGVO1",
-	"pCaRX7siBKtMun4mDuBazkgCMst84LmAl8MZnkImVE/msmbANcgZcSsxM9a5i9jmEYgTPTNYVITxIEpD",
-	"62Gds89tboiVUS5LQfg+FUkz7lZttzhNWK+2zV6xZrVShop1a84n9li7filjxh3q2gQd61YsUoysWdNl",
-	"HlmzFqYtWbNOkdrkrhUreVDWbQRW7/Pm61RytaxZF9PIrFsny6SyZr1S2pU1a5azwNypqst2s27dmgw2",
-	"d2zCprtZs3KW3Odu1SqZgNZtwibauVOtO0pQl4dozVpZmqW7VavkYPqMJu4242piqLUqz6n/TbKpryzZ",
-	"1Jxdlh2x3CV+8OKt7lKc35rL4EVk3RU25XoRcMsbgPVmooWm0eny6eDvz2+bE5Y4azyxUodzdec6q5vn",
-	"SymFXNN8Nna+2eaa/Y61ibng/f2bGyJBGSDWvBiCrJ+a/ewUuCZTKfgY7wBO8fBMkFAQOhSpJkwvC+HW",
-	"eBtS3oAcDg6bb0DsuOso9yqCm9sjQX7eQeU9h7lqMQLyZ98dvN3jnRH6mwtv/EBHLw+/TC35H8qM0BE3",
-	"RDaklmfctek+0MHE3IJ30RlfpshDkaOrtPiBxoBXDts/Rkdj+oRQtETJdMIim3LD2uGafLx4brONRAwU",
-	"GYKeAnCSR1NFO8PFU20nlcAJ3r0ZgvUMNs6SWcTV/Rwf90RI/aLFYVaC5z5UKNyqZlqY47JYubcrrZxl",
-	"H+Tyx31yLfmacjK0x9frpXz6Jvm2JdujAo2uaZi259y5CT+QxTW/6J02Mx7C5qpwRFep8VaE7eVBR80V",
-	"ixB2yEUpC9woomM8Ak2HEVMTCEnKQ5A25xbeePYIjaZ0hoFlFFMauD6+5D5Tb20TP7IwBO6bRuyp+Rjf",
-	"dhAxIkWh0ygSUwh9j4xYFGWXHqYTFkzgGqSpecltJjkyoaoumRo1TajnqdIiNtQ6AyN8Vf19blv4LdXB",
-	"xAhikeplBVtIAH+XJOOd8ASFqaR6yfUIHUwyoyZmOnuMxPREpJpQMqEyJIFNBLryzioEgot4Vv8GKo8u",
-	"BEUMU4/AzniH+C9PJaiXRe3j43NNeUhl6Dfq2IDgFVCdSnh/DVIyd6C67EkhFxwITZJoVnlI2MYbRzuq",
-	"pdFfjASpfWg4fxGl1E5Wq07erHrdaCh1lkbwTIioY6SSafT5dMob+RwizYu3ehEzJymXFboAGv8kWAC3",
-	"NhYxpX9yl4wvqN3tNBAWQg7z45w5zTBkEdMzIuRQEcGzbJ1NnzOKlIfqA8gfaTRqeJ9PA43PRLSUnUZC",
-	"Go2LsEaNpW5PhLRqlT4rnFA5ZXsuHqsSrF7b1C5pDcss8kdpteYJ7C3VgmWyLpFzy0C9cLF9nsWa7GKM",
-	"7dJmFIp7NV/I/VsvpGS8tLGn//LGT+Mt+ntpYPwF3qZsrJfPUMn1+e7+paySWhJsrI2NtbGxNrppbbTo",
-	"PszsmY65h1qecdemW7ypb/FUR0NM6DVlCOs8a7tKIGAjFliZQLZQhVP865EiMURgM5k7gWbvLm6vHVnP",
-	"3Z9smsGlFGTA1Tw+fmvGsiyDSwe8Slcsis5xER7m8W5O03lRMzeQpoKmoHm7p4v3yocPH3Cv45y81lbi",
-	"m2LZlnVGFR6dVSAPRoXukuABDx9rGaPL525VKj08ibpOnwfmna+AYx6STzpLC/cusBWXb8LAhmUcA5Vk",
-	"KNLxRNvc/ECG6YwkE6qAbFEZC7m9fnKTu5zsfjUnuWoikheO02gUvR/1jn+9fSznWY1Pv3nL/CS4EBpj",
-	"F1DOhSZDcOtyi/+y4JbFLCRP9veHAR3u9w8HdL9/sH8I/WDv4Ls+DJ7uPX1Mw++Onu7fNQtJxZey5AJ8",
-	"iVDL2PtbSi5yN3/+w5vfd+de1Bu/rcGLX5i12rJKHeN2SE20ONMuTfOh7KRigbtqFzyIfeRWv5M0kCz8",
-	"IBTL5G0bkbZFlMa8aRglMb1T5CQxtYmCTU9183zjtNj7TFWGMKJpZLoA3v943qsL2+JC7Ow9ISpNEiE1",
-	"hE6tKQ9jXtMo8tHmsC9T7W+EaiK4TcMLPI3xPbDsn77EPvovXuL3tk9Q/Zfuv29/wdjo/VdnPa/Hwv7r",
-	"F3jC03990fN6f6P9v37oeb0r0f+PM3xt3f/wxvxX95+Zv2XaP/uIb8T7Fz+a/8r+hfn+mvV/etfzer9P",
-	"+s/dfy9+tkcmhkyFjZMNbEEfY4TYZ/i+vL3Et6YPYh+x75BTYt+SP1Luq+zag+CAp+H4x1gC1aA08fFK",
-	"O+NjG8v2kkegTHlqQ4T/PaVRljg2b5cGgUi5th3XXuO8h1c56wVHNSN5Z5m7/giQcUKjqHSHxGC6/khy",
-	"iV1RjoiW93aKEXspD2CddORFlOD165eXq+bstbw0pSssdkNl+YEmScTsEWgDkfI5DygqY62u0jIq3kah",
-	"VZ7REthaTTR9j3gja8Ptq3pMtMHlBpfzuGxpkzAH/o4YiKVRtT/vDk76gbZKi4vfxd3CHF0ekCidpQiq",
-	"pHvYUHR3t9Bwn4DTaBrFaJE08wTB98d4ZZn9joRjWmXn89oo0ZqwP1xn8Tnn9bTRBZi53DbgShIaSKEU",
-	"6m9sU9Unpo7yRW5ACJ3HLlw2CFuCbOHN74QGoLbr+p3jRTeIvAMvn+9yvnTL8SBYrax/l9Gam3frMenp",
-	"go3Kq9v+ilm7fZwh3f1qpqU8a+yiUW34GdvZQniTKebpsjnSsUaWHa7u1AgFRL373LBl3S9WiNT+gmJl",
-	"yS9vf6n9xYqeul+sMKr9BcVTbZJuFFh1v1gRVveLFWq1v6CYq/vFCr66X6worP0FhWPdL1Zc1v1iBeiS",
-	"Xy5+Xm31dk4D3A4l95hiXUBl+6G2kCUkdnELflYnLsnwtPrBRYav1SUzvDUpafG3smSOx5Ulc3yuLpnh",
-	"dWXJHL8rS+Z4Xp0OMcP36pIZ3lfnGMzwv7JkLg9Wl8zkw8qSubxYWTKXH01KWnmyXqrD7suXtzRpzf8V",
-	"06SQFAGNIpFqtf6laFuvxtLD0O4Sxkxw5V5xjYQ03ar8OVdW3d2VNSINcz1sN08Ga1to8twjEEKGjFNd",
-	"Z5i+YoGlcF+B1sY8HoMYS5pMWEBKNRu9/urEvZLya42Go7jjG6KYJubT8gd2+CI0oXpSe1+YmxXS7Bpe",
-	"NLroUyRXdZaie86ZSAjNCuF3I8P1dw3w4IL+PqPB1Rif2bzO8qY08SAmEVWTxu7GGXZ9t640DTQLaNSM",
-	"bgQDIRGXySK/3o1PaYutIdOg2qdwuixx+s3bNNIsiVidp/lnIaOQ/Pk//1f+pjjOS58QLmTsZnpDvidT",
-	"LDwj//V/SKlR8u/k5jygEZUX4jQMGzppy1UWh/V+NFKgCUY7dvkrsnEFNLuO1qCX2b3MfZbP/cbMfVaZ",
-	"+2z9uc8eYO5NvN21UqIeA1VRf9srtvpHbQ7Cy+G5VERUbxU5uVjl6uo6z/HWHLlL+nWJddDmAVm9gfAF",
-	"Xqt0w8RwHulvyMpY7wzwazcn7hAU4Ss3BO4w441i3ijmjWK+H8Xc0kmx0/odOUx4S5P25tmhST7QCXix",
-	"uF08OXJ0eAAidJYCNi1Peza3bZ9shZRFM49MAa6iGb4aJ1mioUdqOz8XLnIDucc+wsxWg8vgMmdnm5Io",
-	"/F+4WDhzBtb5e/LkaLCXR8VWmsZJrZF1b1dDS2a7EjFkBFB39SzATcLk/cyxmm2uGefa0b/PajbZMCRS",
-	"jCUodSGeu8VbkqOIjqsDWTveDSbRum1BsMB9r4iuDb5VH2ngVIJyNLRRt14YGPgn1gsFmoylmDbbHS23",
-	"ZJMfJK0NeOQu98FNApIBD4CMTUmbWHSF6Kg1jSzBXd2i59o19+bhucDLjgUqjLnqzp4j5lf1Mm5BSn2e",
-	"9LnDLmhRiPwLCYc70CuD+L2A8msHWlvmcIHkbtlC7c63Y5N9qG1AZbE7bAg/yHag4IQOU6IQ6+0oWrw5",
-	"m/VBxIjQfLOQbQauaZRCdR+gajcCeTsfnTxe9Kujzs7nVGsfY3cNJHa1t6xeHSnbpuEpL5GwoB+afcrL",
-	"7VBKrpiLOUsoGbNr4C5Y1/qZq2QxoWVWN+NKyxQPBuZt70IB3fNJ6zKlmg13lbrLV+pbShFZWqv7c53f",
-	"J6VbUrWVxeyIVM3H1PacOzfhBzIx5he9i6q1QpMHI0hXqVE82msvjhN2QQIqw53eV5gfmSkbKvn16J3Q",
-	"76d8abBsKsdwKvU6r0qbF8cc9fWm1RmMQCqiBaHkwhQjW/7u9d6uTWu/+4dRD5/87eIGlo2hZRYkfwrx",
-	"ee6vKQsbz7zJ1ruG5GUKzB/y5aQsRlJajlXKsPRutcWLL2UUkG87U/UGMP9CgGnJlKqCsnPKsvVZd2/K",
-	"D2RCLix8t62mhzAiq1zRXXpcZN7+NhUoeuV32gsrZI8FMY92dpS4cGc90wFki7s4JRJohOFJjN5WIK8h",
-	"JFSRy95lb/u+7UykQPbMdumpq7Eh1ERMucuIRTMCLpnkSEgyjCi/shRWZIuSEUztzNxXE3oNqBO9u87x",
-	"MyKTFNNeou6aKC1k0Qcw8yyXflXxeO7Efmv10JXFb1V55xzWPdHc/rw7OOkHNVvKi99xPf1whkvOGZ2k",
-	"iL3a+1zwEUhwMb3a0Qy2JxLkXe18+eCIrLlHgKnzNKm7rH4hU0DzgRItkr42kxxLkSYYUMYeHHJNGVdE",
-	"6EmFAuqEIJcVe2xnYYmY6eyYcVEFXUFNmplzjN5CWAhcsxEDF6k8FGCMNU2CCeVjyALTJFQHE9N/qoAw",
-	"jedlQEMiRqREZpzW34QZOuUhUVpIOq4/uPwM5Wam45aiIPNKlTbPuK1aNYu8+3XZNhs2/4bYvC07pg5R",
-	"XVVTD0WDzhLgoey6JUzxVdgyD2Lj1XFMh6nzRoxF63pSA41JJMZih7w2Aj6mYzAiWJGYyivUDZGQ6pgM",
-	"IxpckSuAhKTciu7QI8MoBSJSHTEO3iWXEJJEspjKmUfGEoATBYHgIZWzHXJh+rLtkUDEgJfet86+39nx",
-	"fjD/emb+dfr9zs62b28fGU19iZ1xQOfVrwOP7P12YhTWNUhNtCBP+kOmydkPz1AhxJg/2w09YTcQqewi",
-	"kxYRYKRXMqQ8vORblGvWpxGjCkIC4RgUiRiQIeipGbhrBNVMKvExndGfdvzbdw4Y/oVPiAPB69vLnxeb",
-	"IiWl/TmnR43Og7IRLU9QsgIjD2FO3idMSAsoIa2AhHwmRr710+NvE0ztGmwZYruna9ufdwcn/bDGaWnx",
-	"O254PaBBmnFGNykihu3t4MQQzu0QujTd83wgawQy/XlCNaFEAkaYsIeOykPNODU/2cjVQgJRdKZQ6+VP",
-	"C2oeAEI9HWLK2QiUfu3CYhcN2lip1e4JF9MTQocKuM4DAlFXa8ueqw4BQ2QoJCOeC29X6NobPH755ODl",
-	"s8cvD/aPHn/37Gmdq8VaL+oZTBivucR0bn8mihnDIh/4o4wG5BokvkQYQkBjIGEKZDphkSnLVHVSIaEc",
-	"nVYnZGCdVEEqJfCyY6oIEmKqmDGuJuZ8P+oOVNB0DDXTPyUcpiCX9jehikSCYqQSwy4sioiaMmOjaUGo",
-	"thQLJhCmkXsvQSvzXWIhZJOvY/Qz0JRxCH+ylL9DrPZszezTZHkNkkhsVDVn6Z8ngP5HJIdLOFPwAr6N",
-	"xjWvdzoOjaE6qUZklxABVdAfHOzsDeoWaZhGV3fdLTxLo6tXzJ4QLbKTG/gjRUwfZMTwagLe1nM/qd0/",
-	"Ch74tGuK+dto7Tor2VnIYnTJK+GNrbMTM43tkFOLZ+vfzaiFgELL2cigEd7vQG9rTEOwtwBxw7rACIHg",
-	"Grj+0cVqmgPuj6f9/cdHRFzjIpXnqDhN1ERoO89jzBNkdjfEv0wHg4MgoXqCn4DYL9SEYlMjFz4xAvvz",
-	"5SX3L3kCEr/ziLIJAIYzDHFlxZSPnfhZ5Ux6vD199/rVy/OLnb8pwbd3iFkFRWO45Jb4YyNbtPvSwGxC",
-	"8LnYzDHsCQnZCH1BbhruAoqZS7FQl3xs30sVhXNyFoxnp3f8dLQfDIKjYfg42AsHMBjtw17wZHQ4/I4e",
-	"hPuwNxrQp8MnwXfhETweHdKD4T6Wezp6Qr8bHgWPDXSoNpuH3nHvf7hGfx30n9L+6Lc/jg4//VsdUxeD",
-	"raKhRmqVWjfNnvZf/fbH3lF9s3k6o1Ndi11eAeyUqlICJMYxAVR2x0g+ytTf1seL59vZrZ5F7YPwYRFm",
-	"UILytdaUX3ExnYvbRDX0NYuh0euwsegvfiliY6oleuZE3Sevd13IxEWUY/A1V8LDrXkJ4D7KcntIUloF",
-	"I4t2BoOdo4On+0cHK+V2aTWLweTirrosVQB7maRtIPI/08CdezIJU1AGRFJpsjWcERYnQmqCaVuahxqc",
-	"10odNYrPgar2guBwAglTIgSyhSHL+jTQJAHJRLiNkXC4MZvIlhTpeBLNiGI3/SnAFZGUX4GxH3goptsd",
-	"OLIHHl6weEUUmqWAbgBgI6Ookcj1l+c/fnz9ItMZtlxG2hOMpiKQksqzUkbkhG8WYQXzj7U+vyVBa97S",
-	"GRm6e5FN7oHWxy6+e/waG6vGAsGGqjkNtI/5UBd+eWmp6pde92aELimMIYyEGzOOD/XJiEWRNf8KcVrX",
-	"c8tutbn4GsXKFzxe4cRV/jY7+hb91vclQ76qqxMbcXOP4mYtym9kRIsyoiXvWyGDOmVVtTrbbk31gVzv",
-	"lYXurjn9EA73ggs6SYeJSF646dyLUbBemHn+DC4kNXJ2kQwvpEgSvM0Xpjb74gTIMJ2RZEIV1LvnAqph",
-	"LGweyJru7I+rHgc5GUsiOoSoqckaCFXT6AfJAiCME8b7uIsPJIRMN81UPJYs/CAUy6KL0yh6P+od/3r7",
-	"mvxQrvXpt3lD7UxM0bUXiCiNzchywpru5l/12iA8xuDiQmeFTcFbDIiCvdgaEdU5TF/fofj+XV4J42qV",
-	"2GWOOeYoP8ep2bRKQy4PZ6WSdZD7dsL4fGEcr2U2bnC6wWlDnF4x/nwiRUxbu+mFd5bM5kTpWQTkmkpG",
-	"ubaR5tQV410JCGOPOYZUAQmQIvYaGvp6rhh3j2bxiFQRmiTAQ0Lz6aAedQkRKOEwjRhv7M8bpVF0Bjy0",
-	"bw4apfUwJIfwJxaCaFpnSnXQNG/IZ+zXqvejSlPLhzA//uZM2uaNxJV8+o1futswYXMmbGszXWH0ruye",
-	"8kG1PuvuTfmhXAnzC9/JbXSFKg9Hki7T4w1cQ4uHDWkyljQEgi8Nc03kkZRHIrDnCXpiNE5W0N7ZCmad",
-	"irK3JNQIepuz8CKRIaQi04lQ1RgrLsV4o8y0po3XGuKac/TM+a0zGw8L75CfaJSCIowHURoC8V++/HvK",
-	"7FYuX1/T5PHxT69+8T3iHx+fchZjUHf75yvGmZqAtH+di5SHL0cjCLSy31xIypXdX+V1/oNF0XORcp1V",
-	"uxDJK0nH9o/XXCUQ6FMemnL+iTEnbRBmRWI6Q+OTyoaHG+vr6M9Qu8UKLIQbW1vZIulbPcq7O7q+cVNw",
-	"A6RvEUgtmm85Vrummtuec+cm/IAGa3nRO22fPZS5mnNEJ6mRmMG05TxRpvUiq7O15nbWdrEXDvHaGw+m",
-	"k+eu0PHxc8GNok1phHcfMkux/fzG93GFb5RG0RojMMVR/9mLDuskS8alaM7HhsZLGfn+A+paxrmPiLpN",
-	"1GrJx748Mm6+NPVkr6Z8deRdirg2PZb1oPsCidS/Dtiu7Q3tNj6XaN4NRO8A0bbMxEwCdMkGaHOunZpo",
-	"m76599xtfJ3fwPT3VWa2UBVKNbgGsBa0S63ffkKzYhdbEXoPuKLfuJ/n61v8NoVX55wY+aBan3X3pvxQ",
-	"foxV5lT3qPJwJOk2PR6QQTrPGw/FFp2lAiqiC7snWW4eLPt+8bXOfAdzU8ObnsbMUgkNgPz5P/8X2XIn",
-	"m1cww7+rVkI5O0LtsNsS8SXCdGStcOfZmk8E94wnefhdFYNmgSISXGhKwjQ+Ls/3lv7XabZrIeEVUJ1K",
-	"CNe5qXpvd6pqRrDKksOVb9MhdofF/9Yt/K+ZT1qSiTkbdkkgtjnXTk30gey28iJ30WLJafEghOgqFaoS",
-	"3VCBz9yjknp6WH/zqqceJdJUiy6SYVFC/7Hg9lhMgfTbou6x76b1BEjqJkUoxuCxbwIwYk8guJY00OXc",
-	"WZUaGICK6WOMpfTX8/fv7G0V97Ld3a0Jd5B0MqqJiDZUIko1kI9nb9CPxV1EXSHJNQtBEBdYLIaQUTIR",
-	"Sp/gTZgh5AcxxWPvidaJOt7dxcI71zQSknLdpwnbCUS8a1/jqN2jAzgK9odH/UP6BPpPjp4G/YPwMOjD",
-	"wZODx4/3948ePzncdUqBBYLvJGjW5O6mVLImZwp3i6hmuNkFwytHGNohvmRCP48YcO1a9ndL3z1LWRT6",
-	"hEogNkqvwuhhfvZmXs5XnfvB1R8JSQL8QuURDEzBgJx+eL1zyZHxFaHZlceQhfi2ybVGtkQUEgmBkGGW",
-	"e00QH/iYccj6JnkflxxDPG3jsOfvXNYF1r5jpDcWhS+orjFmn+URpkg5aNUx8f/zP//zP/tv3/ZfvPBd",
-	"nIw8uEIeTKHKffuD/b3+3l5/f/9iMDjG///3pcP5aVloqXdpDJIFLvaVhbQZG82oUulzrzb+YIXctUZd",
-	"NU7YXBCJIk2H4wBkxKwK2do7ImmSgAyoAjKBGxpCwGIakZCNmVarw0beJfRYmU1rp1TP6LewSl9NWJIw",
-	"Pu7vPe0vi8jl9eYgViPDDNwMqeqGunN7k0vZYFmjrkJts9d1U/6smGN5pLFS8LEy986z2tJVWLKOdaRY",
-	"pHgZwXVK2dVsySIthSDrggXihvPyGri+g2rxTcO+PTIqB6zbtQrdJ2AaPq7E8+NimqkkykMvP2i/5C7c",
-	"p411pzAuIhlJEc/F78RYLUyTrSxKnim4G1ENSvvbHpY2Xz1Sl1ylcUzl7IRApMxw2Wjkmw2tb/StX6cT",
-	"TJGVlJjX1tUm3Bn+Cq/bbVzygo1GeK+3PiRoQDWNxFi5pEtZNgBOY7s31xNg0sa5tOYXksn37GWZiZga",
-	"8TsjaCWSKRglb2w1j0iIxbWLF+uaPSl6w9pc5AmWJJAIRpqIVNf698zaLRVJbzMFUAQ3qi5xrVBy69mE",
-	"fueu6DwoyqMqGvTKq7aAlFJYoz5HR0QFOaa7FuNl3r8kLgQwsnudZPgZzdvWfFXuLXt+e8uIKuURNRGJ",
-	"zSKMuR+u6sP+3vE+1kuextkLHJUGE3SGlS7qF5e0fgR6PfNrOTCEEU0jfX7F+Mdlue074SO9YlF0jouw",
-	"xjhUOVZMowgHeXSZxV1h/ljCbZWcuKLcmPhDIEORjie6UfAC5ITGm37Lu2aJ6nb+6bJls8M8N5zYfP4/",
-	"lyrdQgK764wgi+LQYNZrXhebZ8x5T+QcP1QviZWnXuKCjPDLBUSb/uw1ZESHbn1+PVJmLVf6A4sT9F12",
-	"UaIscapuhMr9CpWWtl+F0OrIBswOqNXZdmuqD3QAUlnoLvr+C2o8DCm6TQe01Vq2IzCMUW5M2CBHimwx",
-	"HsINGWR5QvBRr30ZS3kA22hkuOf5W/aG7B7mz3P74SxA0tqB0d0A7ikihAvXf8FALnn9QCXTM3zsXQqG",
-	"6+R7sdP6Op6Prftq5LbXiZ//YmSdNNFeb0qjKKFJwzhDjUIElx6KzPPBvMIueq/q6owbb30vUrWCvnK4",
-	"PvyW4c6AX6LGvh7Mrx9+Qd3bW+wNvu+G71Zt0tJOqltGSOuz7t6UH9Qiv2UL3T2qPBxJOk6P3HvRQvjw",
-	"UK3pHDnNaizxjOCBImVxPxRT3ldsPNGYBTDlKk0STAPXyENEmXyWSqXXHV6l2i3em1gonTmymg0o0q+Y",
-	"hIvarBh26lkyzgjzRGsgIyabvVmmkT6fCD1O1/VVnc5VvGXGXPC+smWbzTikMR3DGeVjaG4QvCgq1cHK",
-	"8H9ywWJw6UMbvv0b2Tu8i5fqamhpiP5WhHBL/CilKQ+pDAlNtYipZkHzpTIFz2ovIJ2JlIeKJCBd5veG",
-	"wa0xwdqzNIpAnwZBKmlQ49g+TyTQ8IREYgrSACoWEgjF8hoa9hTTMf2dcThnv0NDykuIBA3XXzGZ8vME",
-	"IHybRpolEbMW2bwFGFG8iqCF3UrE4hpi4JooU7XhpBxPfwBDQHtuv9DTXi0CGjRuLLoPwEFLqmtP0usP",
-	"HH6uVnthrUSbteYthCyN/dWpXnNOm1u4WuLWQKtu8eq5rZaIi5MvcFhCWVUyeoVKWZRq81J9TsT8Vucv",
-	"VxCkZh91HuC2wCzARwXydAx16/xOYC5kCCToY5c+2WwqfGIIC0qTOFU6y90/s5tbvJ7k4u0hjwwjyq8u",
-	"uW866mNPvmfq0CiaEf80SczWILtMRLb+/ePZm21/h/zs5L/g9gIk5cph9XAwsLddmBnkBKiNBuwuMxTd",
-	"FCxBE/YfMOt9MiRgfIRR38zugwY4a1fTJYXteb1URqVLs2OmJ+kQL8q6Itl/F7f8Z0DDvuDRrPRUBc/3",
-	"8F6RBhoT0ysLaETURAgNkvz5j/+dHwKZLb+98pKdEJqd7SVHemaOg8Iv4JFhGoYMlEdimji/QECjSKRY",
-	"GZO5KI8Y1QKaWfHAQCrvkic2tToOz7O3m2zTKAvNoKiyN5cZL+XZ9UgSpfM5PSkPL3lxgenPf/zTJ0oQ",
-	"Y7W4+9ABDSagyAh0MCFIoGnpwg8Zgp4C8MrNXrVzyS/5X/7yXHAzOPPNX/6CX5GXyIs4OJUGAShFhiKc",
-	"4XWoPy6dMXjZOzampEcu0Sg0f/75j39+8k8cK4OUQmb1LjmZq2pz8hqL1GbhNe1gFfyxZ3+OQSk6zvL0",
-	"9j752QoS94tNPY5z1YYgSFjBsTsDJY/49lY2fhIJcJqwnRmNo8oXf1M2TuLuBGikJ7/jZ6PDZr/bLk0r",
-	"WrJA+TuWOqYH+3wKL085H1NCx6Aeka0hRGK67bkorTgthbegfrx4+8aW2jGEPrW1HZy1pCxC2RxRNXGV",
-	"8wIGrcw6mogUqc5cENntct+zsw5FYP4g/q5dfbXrb1v3lEE4hMQ/GOyRt3h76wPImBqbKJr5dhT+GxHY",
-	"sJH2ph2pDgCdYmZ0Hvl7alb5ChJdHch/y51lIfRfvPS3d4iRdK61UARpnGMhkWII6rgg/K5vRdDhTsGH",
-	"NTIxoFLOygKQ1Mo/JMgSEXiSz2mZCPwL8bOp+ERBBIFWWNhdQtt7QvJtQp4me8vl3qMxaMw5DDyN3Us7",
-	"M5wItBFKAV6Uz3VwCP0Q3CX6IIBEF08eIqbMXwYo2x6mrqNR5BPBs9t2plXkB2WT1iHN7HAINbML4ARj",
-	"sxabGvtYws10AVKmRwQsLnZeJ8BEgeTU+jvxFYcpZD2m+eVLt0w5RYroSCin7Y1Nz9JjyhTYmsD7H893",
-	"cLmeW7dV/01Oenw+bGlhm0RvrpNHjB/P9WtWKO/UFDPNTgS+HuAzs3hGkZpJlIfh4xB8u35Z4zprBn+0",
-	"Xw9nZq9kJNtMw3aVTb7HpdlyC+NWZfu4vCaFx9i+g9nyS6cWx8TY8RlcUcTMOZQrSdntkpAtv+IY9be9",
-	"jHeKFxT2HY2h/Um2shKUgatN7B/Tynz9P//xz1Mzlyy5w5aPD458o6zQ/b0/GOQtWCp8tOmxnVzIIWDl",
-	"HhtzTA+/hTGss4ceCnhI4EZLmmMBeSBr+D3qffW9rf1/401c29mzWR+TXTrGd9A13Gyz0sc0MgYzhASL",
-	"bXGhyZP+If5vb59M4MY9GvCQKQwct03XBguHg0PXyhSiqF9uRxePZLIrqKEAm2VnQq+hJLXs8tKMuggq",
-	"XNdoalRWIkEB1ye2XHFj1iLTyrf86jEhLwx4FtJQUtcL3FghMQadXVgmW9nm0PWAWVcRh9apn7EB/vpI",
-	"kZKhZRGHc7lwZxvcsHDWtM3tm08NVbBv9wX+MaFLGD2m8gpQZNSyPN7PKeULNpKC5rMRkkQ0uEIKVp+E",
-	"4csd06rb1/iXvcue7+VSzeUBl2D+k2UfjqLSSuVAKARN2U6yN8wN/QPzLcorxon/S98sSj97XGSGsEWL",
-	"1yqvX2yfGE2dN44UjNmN6WIqylZYNpCPZ28csdxLMzv54xwvxtbTTprY52qmClVEJNbXZrEhjMmKsEsk",
-	"GNtUglIGfP4Qgz+Pf2eJv+2ubgsF3EgW/xQVT/8lD0RoVpL8vW8jQKPEAEcqx7doItg1MoQXfExeXtCx",
-	"R/zXo/47waH/lupg4pMxM2LnYHDoEf/Hl6cvfDIV8ko5G821akDssgql0ZVZHxRrJRtY7f5RXEv+tGuK",
-	"+R7RdEx8/Gxfcil82oU6KZuzsYWRKh8Y50bzufYyoVyR1c7Uu97bjUQgQaGhjZhVImO7lIdWk98yPKyH",
-	"ytiIyoyPKhV8KxG84qzR6BOVySBDTMuKdmCu8+mEof6jOm91atYARZJH/OdmG9A3KlSK6NjJf7QLY3rT",
-	"NxrqYO/xwdHAmO0sjlNtBIRReoaQCVLI2GuWHZ1Qxa1VlUwIFCtAqEYeNIDINXdmQdoltbHgdSaqHWtL",
-	"SM3yoJxVJDIMZCaCQLaPOzS9AjxxUwA2U1Q2Z8/d8RQSHimSCHzxqUFe04hs+f2++cb3yB5RZIiiwYm8",
-	"7WPiO5Lk9LD7DNeGMbkjcA4xoxo0iYAqTfbcHsXKGRpBH1eiL+GaRiykOmsIBRiN3Y7F98w2jdrdmWl/",
-	"JAXXmS6mOWkcpSkyLzp7jYSoTEy59xk4c0sg+wBD8B1yIcgVQGIMFIN8Q02QaCxqQcw2xpL1GiSNsnUQ",
-	"I7SUcjZCzrJkNt+z0qtED9uo7kkzRh2JKBJTa21YhH08e6MyK8svUOEjCp+/Pzs/zoWJE41GjKD4USrj",
-	"3f6pabb/XrKxsfD+YndhcJMIYzf7Bh5uvzMnhi2EF4xItID99x8uXr9/d+4buTiK2HhiU2Lzmd3kGPVp",
-	"2twfHBKzyZ+iPvnh5YVHjOjySFZ/Z05zeG6zi2477Vl5MXHGzC/9bDQXswT6zqY5JlwozkYjS5efHbCB",
-	"lJ428VxLWBjIa0BLZmLGZfUahIZDRAEIMgNj10rLqSyKSCSokeeGmTEl9LZXFrsWwhwgtHsby4qKPB4c",
-	"ZHkD7dyAX0MkEsjtR7t38yxbZLvjXO2qBIKcr6OIZMCwXGCfBSWpmhxX2Oq/TSnT3x8NVLYbndMmTJGJ",
-	"0Y8p1ywilOfbqlxXZ8KQbKFMMRhifLztFaJ9/uGZMULt3M+R9P1zp0XwwQ56yLFJlGlm/5OtkN1SaAtY",
-	"ignW3bNZMSJDYcS6GAP6CLb2Bt5gMDCtDmeZOPKI3+8bOWQmDVL52yckMdKGoSE0Q5Vm1sGS4gy0nPVP",
-	"RzaDg5mOGXP2npkQGoZG5+Uj2hsM3E41RqlY6qmfgOzbmuVOD/efYl/ItuXuzKyR7tkmHI8l0PFknRTO",
-	"LWmYFt95jSSAfZqXRDTAjb9pmHHr8BTcJhFkMuc3M1efiz6KSrcNwy4rUmfbcbYpieye8ckvfSM/ov6z",
-	"dDQCYwcafLlm7Ei3URab5g0YEilujKhMqEI1G1uuliIdT4zZZn6fFRIbnQ6Iaqwwz5YoREIrM9DmsxJX",
-	"sxjwjG0oroHs7Q9I5vXJ6FgCvLuajpKWKjy23d3bubE2/aFR2LixNbONbQp6ysneEfkP9gwf3BNiXbWK",
-	"HB7slQpTu20Vpo+jQyx+uHdgKWM2hlbNcuGUx7arapYV2dVthUcyezLo2/QiIEum4hZ2JWTuUykkMPCx",
-	"nvgeOXv1nDzd29s3jf5//y852tnbzr0P6NkWnEOAZmUQCQUhJkMyvCViyDc83IktLxNOqGyNJVkRUs61",
-	"+YGOnVckAZFE8Je/GPlZ8RWh6DMqzjd7ld2JjqMTEkyoVKC/T/Wo/8Q3ZsOu5aVLngmabBPixF1m1hEJ",
-	"mjIO4bbnXHFYkZViKxltamxIS80zCEVwyXFXseCPdJ3kzpUh41TOtku+vcw7mbn6/jBlP+3+ocUn/5Jv",
-	"1TqBy7sPz4zBmHNIUOcfqTgZFHY3lGKqwKjc7PPuH84m/JSNYf777FaU5bXsbajnHPD2SSl6ttFKNn8/",
-	"Um6zestoUHBY2ZjTUfAAUFC7aV1y2yVO3Jit8wVIQlH2ZF4qr2TiCjs29NLmFYuFr1YaCrMfyOMlXEGi",
-	"3cbKyLGQROwKnLq13mKDp2O7V7rkZj+2a7djntkjZULROoyzPawRsGLkWkFDRaRasRCcZzTzT4eM+pcc",
-	"9blL/FtyFHORAIpPQnMfrPkLtbhnyHnJC+c02fINdl6acfjbpfuQZgdsffgeet2tW8BuHX30BBwTipKI",
-	"8bEtcsmneGRlNol2ShHjV4oMaXBl7BrEFpqShs1padXwx4zRt3dMyUeKuHsrlzwQcWzqFdv2TAWWHIJ2",
-	"067FsbVHfxRKG3GFFz+McmIcg7tgI6hcXBueeweOS21KHD8ZPBn4Bgx4cOVbH6P/S/+VkFMqQwj7H6TQ",
-	"wlKBKGEP0SIWAFdQOgd7+/pi4QzM4N76PXaEHO+6SmrXlP3k9TTTUekIDQ850EVRPQUrPdc97u3tDHYG",
-	"prKTKb3j3sHOYOfAviie4OHkrvnXGHT9zaGqqHPP75nGHWdpb1Ar/soLrYX1O4nAgr9YYc/5ndF2rJiO",
-	"Oz0cuD3LfR32jns/gP5RxPDBxkXLLG+cxv5gsOymR15uFyt+8noHg8PVhd8J/VaEbMQA7yE9btoBAsbW",
-	"OFirRunwuHf862+l5+u9N5Sj/Z7YmWs6Vr3jX3uI095vpqaTvEsX82XF0+FEqtMt+f4vuz5dmLAooT13",
-	"25nxK8zWbrcapvPaJXqGI/nXW6SLioYrLI5bF6xQlSuWDvWRW7dsGTP7p7KMVsqxQHCy5ayGzGEqHykb",
-	"zOqSxwyNpQzPdiPjHKPgBF92YvNImQ39dm6moZx0fRfHY5fcORK3EhZcGfbh+Xnodj0L5Tp2p+RwzyaH",
-	"ppaxTue968t57rmt6livOH5YeiutKLJbaQHjmK2oYHrJfAt4je1hWf1wbVY/bNLLHDi+IJze85zRH6lM",
-	"EK2NKmeArgCX9bg7dCFXZtFiFi3Z/BRtEQLOlX58ybk7h8SjO3edBE9/1ERMuWndlXAe4NyTXyqB36kc",
-	"xHDJbSC6W6G77VU1rjOp8R5Hvs3KqYrYu+S14CML2HOxyJA+NeqjUta75HY7rATZSjnawK7RR7iX3XY9",
-	"+oasPqmarHjQRs12O7oV8K81xA+Ddnw+sZEKnZAKyIBorECB3gaywW0jbjV4S/tFKw1spKjKpvG4LsRU",
-	"6VhYcBvlHDFb+q42BBUeVFFpdy/x/8/e9zQ3cit5fpUMXZqMKVKULGnaVPigtvVsT/S/6JbXG7H1Igqs",
-	"AkmMigCnUJTE96Ij5rh73ct+gd2Z85x8997nQ7xPsoHMRBX4v6hZqzUhXmw1C//zDxJAZv7atBPWcFJ0",
-	"MUQmtZMOd1IuclUfYzfIB12v2kcJx4GH/1ge/jW8keFNZNGjoDkzh7c9Gxn7I94toq7rV7uC9SlXdeYz",
-	"eVU3QdVpXxVoSQZP6a6mM/Vo9NWtALswhCnGoMWi4WSBXq4wDQV63dARgy9/OFWsbXfhPR7k0V1kw+66",
-	"zb6krRun5c7xfiDVjrhgdEJr830VXTHRXUd1sF0Q3/CW7bIW2sT9nGDvSWkSv6Utnom37Yp+W6/2wsCb",
-	"INa0J/YpCHEqC4uLINglEGeF/6z2YnQL2a4j3tCd4KNUxZ+C9GgNdscbs0fhgxp6QjUUXgx7Zg1uiHeq",
-	"o8ykmzdWvOB2cqtRBNZfaTt7jz1XC1e+S0EvudGy+482uQRt4Psf3rf5ytfGeumuvAvv8QnzH8Sd+Iy9",
-	"Xy77+3ofXZTr6gpUkCvgBin5waT2JV5mKIsngDVvFhtYgN13N3LBaa9XOa/g0zE6lfvHP76rtd7sh08S",
-	"n6oXCrNdpCwMhcrtZaxLcYvpPdGJd4iOZyKDgciFTmXBL4OVG7fStpQi20Dpn3ACj6NzYQayMdF+1hhw",
-	"lze4+FN3UruZ4x19sPDV4P3q49nw+K92LE7PLzabAld4SoTEXyPbuU6h06GXAz5ayuoeHl3Lascfzwq2",
-	"zh4aa5Qn7NV7fKAXE7QoaCUVOTtzoXdWafxjTZsCUGKddDrkkUOj6MyKPFm45mKXlqlRugT0O2Q6LmUJ",
-	"x0v8odt6/bmAeY1PzHhS7rLnCAYy+BgDGr8PMUi2eFHt8KEaS74dIz3D8ffty/ox9GY+lZUeKudTSSuI",
-	"Y70XHL7BllUEiZhOc0W+VMcmLWXZ8T4L1RmBZ1dt+bfa3MdaOSMLn2ZGM3KDq/Wto08wpM/MfJ2PJlfp",
-	"vO+dEzq2SOGVNlq+uoy1FTobmIcEWoJGW8zwREKuKDgap2tl1mb/m8JYy947nU+SnjZ8F7FO8bPBzwm0",
-	"6GXMKu8eJicDZxyX7S4kGG6VQIufj3vw+7/CyVkbHc5wLkk/1uZOFrnAnNpkY2X/KFL0OUMjB7lvIgtM",
-	"fas0CJtKulM3RSYLaHnXqFwOy36skwmGqomiPHZdFPwAhe6c5Lgi+O1e6syRMyvMdOoNvLOTC1oRTX5U",
-	"sabUt+R9S4/0GBNZuSi3aCbfdXpJBV3geiP3FpghPYVGtwNaj5g/oROAa5acLzFUOPAN4OmPJI2WvNuQ",
-	"fq3TXg/Pmz0ca6wTEoPKaL04o+jNDbnWLxePqsts6KTNsSG0eNqLXk1UvL1BFb9zmmDVGl09r7uZvLKs",
-	"gKJdQ+76kLYp5bng5ziqfRRGM1IwLXk3L6bS/Xb4+iLrvT55/fos/fvs4vxbcTqUQvTS83OR9U7OxTeD",
-	"4dnwZHA66A1en56m2cl5dpGenA96w15P9F6vCaN8lG1LS/QlOjrtXexR+g8zhd+I7BPt4Y1t4fem/JOZ",
-	"aerj5GLfPv4/77UftKw3wEUkkGDjxT2K91wyK3YYPPjKHPimOQOFjt0ROg2xz54dC3YHKSSqfBvxMTC4",
-	"bOLdliqIua1dsl0NfzWtzf0lOo21quN5gWGK7cD+4jqxRivLRoHzUTqufQlRoXhnVdY4lUOi1zz1HVes",
-	"WzRo8ju0pRjhe4/bF8mrlDSUwh0JJ3OvynTc7sLVkumGPnmxLgsxHKqUAhrZlTVcI2sq13ja7shV2I9x",
-	"ZNDJYIOa+YROCtLapzf6Glrr7w0Ocr6Vc6tp7DYT706Oxcj1EXDt4rJgghcqsu9tQH1a3326/9l+zMUc",
-	"U9yORSHSUhaPPOTjYN2on1C9/aEUr+5IviweBWwJRLvweq5w+zkaPAOVK8yTUpOfSb1E+tU3sRXB8NHd",
-	"+9G/6SPJf/BWBwf3cyknz3k/+woc8qOkQFbhQ/M3cAEHtG/VAG+4zONVwKNI67qdvxBZZjJAi1MYpmNR",
-	"TGw7IFyFyrlCu+M67d1WEhI29VciowfhfiG0nPtMkpWjJv66Dz13eSt8kuWs0GQSvqm7dOaazIcU4kq+",
-	"WRhThEXa6520Kgo9Vy1fj/Cg6jeq+oDvmvHZ7q3/DTPt82WKAz9s54ddnKCzfOfuT2WefNtw3b6QLYNO",
-	"8YNqpXeTrJHwupLPV3rd6A7iu0V8mXxbmCGVhZwYvcuA/74u9sRSzD2/FDO+pge0blWew0BoLYs6s89V",
-	"Sgf07/NZmY5D+36ibLqOsA0E3S/ycxV1P76DsG8U9rQm4QaGqFPKYUa57fJeF75Rsvgsy6cX/JUhvBQV",
-	"sJT7DyytvicrJwncTNkmAr+yuM9W9FdGelACm5XAGtbZzjn4Zt9EH1Sp/7+CIqj6fjEaAGdMmT/JD6QQ",
-	"BV7Hg8AMo68sLKExUNDqjvu+kN6NtETVxfNVD9UQD3phi16oGWo3hxQiLXerAyr1FXSB6/gFKQJcZ2gN",
-	"RFnm6ChkpY3oVYZSGGFSmapkqAGmhRkV0mLrqxRuqABc2ecs/W58B9HfKvpMwu1sgZnD0p0XAXWxpxZ9",
-	"6vnFXASEC73hRFcVaSLKvHzPVpR5fAdR3izKNQnXM0QQCbjx0W/By3Ip8yw7U7pmoMV5OciduAiCFn2e",
-	"uIg9UDEz/Z0yM7uQQnJazHSYWBZbdR8mIpPtSzj3/myVE1pGZZSN9UwXUmSYbNYUkJqimE03hVS8xQn/",
-	"oIbDR/lduYoHplthuvXxPBg9sURsH8xX++0FDOqDfpaYtEmc4bVC/0DyqKYcry0OiNPy3vsqY1wcVRxI",
-	"CyOj9Aid9NpdSr/nww+QTd0SzErPaeRmriXFtdkwe3dVEHHekTtr52aOy4u1KSCMy1sIrwscmiXNpM6h",
-	"tBQStSlWiFj6qWLo/nyQnj9YetZFw22VFQL52GqQXd/94c6VVyjYjUqWj2SjH8VE4kxeiHWndAfTbUlP",
-	"vfUbOn1uYN3h2j1X064i7kFRbLTtFhhiMz88ONNra8qJJZPOJ3XSYmrHpoRczM2shFbitx4PVIOAFMcU",
-	"wDZUOeeb5s+xTugL5SmkbxsKQ1kIbXPyE48w310h7fFqfSq+gGUhCWkCXf9Hf1HTTpB3vRQFiCIdqzvZ",
-	"rSMOyRhNfG5vH/smKKUOZzysM1SlQoOVGAuGPm6Ue7/swpX2jVMkVUaZGjlHHRnAwt5SgvGIEg3YCjgL",
-	"MwEuJSi9DMOUbqWccpDevakbglzYElrWgNDzWNeZ0lKjfSpvormF1NiSEv3zQO0rmMiJKeYRmhVoxwgM",
-	"frjWZeET9hdyNMtFwVGTljI8DyjtY+Szv2Yy1r2LszPXEph7LYvKqvtFqweQU0OvzxOUSIogxGy0GDJR",
-	"BUFzaCYCUsR6hM8Q/hvHCXL+XKNHQehkJgu1EMTN3Flfc7uzyTjWVdKTpaz3HNu3Ps4SqizAfccVlGDc",
-	"LiRU8dIADY5HfFZhTAEKE6EAUyspYNRH4XCoGkYfZjJz6zDNKQva2lC1ayQ1b7eP0bTUwEHFflnOpLdE",
-	"ScGpyUmQtptguKQLaAybw6GZOalOQokOhJ5vBWzoPi48uO9jvbJAWIgniSXJ+sT4WlOkMot1ITuMXcLp",
-	"Xnya5ErASF2yRJN4tsNjT5B8n08zsT652B3NGQSshflLNsuAp+S+Fs27aoCPtFUOErRGgq5Wji37SNAw",
-	"lw9bjzB/cgWe+DbZ9enM0Rdy3nA0oGxL25//XLkGx41HUeyJThuesofDxsbDRsUN25nBHUicbbj9AsKd",
-	"7t5hqScWYd/xCxFhPB5OeKGr4yH+e5VixwiHPHWWQjPqXQflvxId6yG8NIqCXFj9fYjbQFmvru9zviha",
-	"HOlBiW9U4uu4pwnzNGeY584mB+bYzRxbOEKKYvvW4Ao89V4gxUtx8nTrDy1RTAxdtjGaywyzWCy4cTEM",
-	"9iLpmsjxYwj4VDIsxcFhc7P8TpVMEaNnRDTcyAoYrDvAN/Lthh7GPr/hgn/kayGFgT+OK4JBPrEW+M/A",
-	"HKg2KER/UBFyy/kt5I0G6iJY/OeqNYIhHpTHRuURssgODsG3ue16g4o8ilr4pPeZxvdCdnXGlrOzKYOp",
-	"MspcmGSJMvV18B4frPrLwqGPccyRCMuEOv4rtbb5BYLQxSgl6ERQ7s8WI9/lsiwxdbuVbRAjofS68abO",
-	"Srx0FTAVZ6wRvEdZOGM0ObByhImOKxB3xF1G4G58e9UEyrrWVc8z057bD1Yjdnqk5viMa35zOFNu1Bz8",
-	"MIsJ9sjxkvCciaN2cuhETO0WtqzS7mO2eg/WT0/iWhSOTe4osLkUKeX5DZqwq1lnnLS9c30+8QnlnZi+",
-	"EFXmKEpqKxV5bmaLfkpu6ReI38DCeCemz9WyeCemB72w0aKYIOE20J7AFjfDhRRmIsuxnFFefIJcV+hA",
-	"MjTFRJR9mKqpzJVGINCRjGBYSDvWhJmJwKWItEofYz2bkuPJGg+NltJDw/CPlDj6p5ubjxVyZzbj9JWY",
-	"GNXMShnrUk6muSgl7W1UlQFARSHxib7GVfl0ffXDu+uNWYZpIdazHz+zuz8RFxiRQt2/6qzAy4l8v0T7",
-	"LmX3CVXMAqMEI5tUy7AtbehEWXom3mZ7vvOFnlrHU78vRc/Xq7w1QsyXa6LoqeizVfY0vIPC36zwKwJu",
-	"ZQlCJFR3O86QH+piTyzJVc8vS5bBhCvekIQN5Lpazucq2dUAD7K9UbZNQMStrDHNxVwWqSiy7eL9Ect9",
-	"j+WeWL7rrl+IgBNNIOXF3nK3F1CvgWTXC/lcRbse4UG2N78b1ezRhDtKVeay0bVNfWOTZMq62u/FRCYE",
-	"zoPN3MiHMll/T0Oku6HOvoqGwL5flooo/XI35ILGSgLX8nlrCRziQU3sUhMlU3IbhxRyomRxnBrt4dq2",
-	"2wJU/vug+FML/PIIXorY07whXVj62sDDr1sJ20QDLC/us9UDywM9aIPN2mCFc5owTm5GppEueIsFv44W",
-	"cH2/MPkvpZhAzmvejIrNBd+t5zMXeTfEg7DvFPaKTfblkmMEs9sag+6Kv7IwEFbCx/c/Qgvjo/nc8HOK",
-	"Aecc6qssh0i/soBgeB7KEQqZmtwUMov1YF7hnxYiLV9ZKGY5hR4LxmsDLWWGwYVqMs0lOSiU9KiD48BR",
-	"u05EcSuLWGPj7p9TKA3Y3JS2D4XMEF8+mRbKrVsSwaiQUtOPVqZGZ/TzIJ8RFH1iZmWutEwuYZCL9DbW",
-	"ysKtnJZduBbpGFsGZcHgAon8EoQGM1FlKTP6SLHhbolobIBD68Y61m70NNWhKQiUfqoeZO6hauuZ0UOt",
-	"LQuhRuOSsFsc9RB3NFcya8f6dWegKPZTy9xCEcEogkEEou/6OunCO+r/Xro2+O1XQGlyWQiduu50Bjfw",
-	"HZxc9OG+lbbhO+DQ0BT+9j/+N9xEcMLwnwD42/+B0/Nz+Nt//5/uG7qStFL6ZxuOoeU/nt60u/AZYehx",
-	"fq5rhYijCMM8nRWyopxr2cx0iRD6iE9PXzjWX4PQpeqIXAkrM5DZSFYZWIRfYleSyQWAcdqF0BaBbtK5",
-	"b15pmBZmaooSQ8PvP8F3cN8q2hHc/4h/jtyfb/DPQfuynji7+cwmIB9SRBE/IeIpC5m6UxmF4KPHxWxy",
-	"yQiKtozg1i0urkjr/hP8nevo7+D+TTvCdpWlQb+yTKNurE/ZKccx8Ctgrm59JIx14uIIPkPFuxF8AGbZ",
-	"SxoUMwStXj4dC+xLWEB+ieg3EDB0sqeMhn//N/gOruDYkbZNULjqoZqSlYsMVC9zy0zFP81kmxY24E18",
-	"vexDau5k4Xh5At/BrZv4p99/+/d/+4jr4P76jIvh/vrAKRgAeA5u3tVMvnOrh1V//y2o/ftvQQO///bB",
-	"ceAEWszBrtNeuxvrb2hFCUr8lWWOROhMY2UgP06by4yTKNAq4W8tAb//BpN2v5JRoh5rIDsWU8mB1sMS",
-	"GZTemp3WiMCmIg/4g+iKraNKuGKEc1fh4/sfI8DMBhnk6paSLZAfuc8e4VGvGRj9ssL29WkuYl0jOYd6",
-	"8vNPV53T84sqDwRzlmcLuBP5TNrF9A9UJtb3hVNvGpNsOYOyzOfQSk74tuik20vahFBKEJ7IePBN74xz",
-	"XGjjlb/So26srwJkYyI0uqP1QIuJxwNFTerH6souRaC7LYkzy91qc68jfuPXhmYcoQImVcpR6kov70+4",
-	"M2HaO4Ilxfh3gVucU1MlTIwt4aR3evZ//5f7L7GOJRBnePeGUjnz7riwH/JoMCUFoViLnFFMcdwwdIzl",
-	"mCIM2cfZreytxKrBwGOdLAG6J4jFToCu6wDTsWveWEWWFdJazH7hp3gW65pCbjfWmsCv4V6oEkGzS8yf",
-	"0vfI1qKEs9NvGUH/kyyLeedqWMoiuQQRNga2NFNbz4wHkUtxJ+0Gx4vQ8EPb5A8zUM3IfCSd2rT4Z693",
-	"m1b4QLr5sQ7S1Ro8Z3Dm0293V7gx5p3Qc+7HfrXMByv2cm2YbrOcfar9befjz1zmiY/G1O1LwcWiNYaW",
-	"nCprMknKeDlR9gowAv8QQms0xUv5SlRdGcELREux1dLvQ9j94FJocf8ToKXQQA83IY3AUqyn6iMY53gZ",
-	"PmX1QsRjsXBKONeSswDTRWwb65iETcEIBNptm+F9Eg+kr0qyK+ssa6jjnJFPR5BYL92c4OHwfqzSMeQi",
-	"y9x5mEeFsRwRiCmdy/whBA3JbqxDk7pgQ5mQyag62saV7VbNOjSo5Y6ktysc/DjMmQM60fOLLlmHTuSY",
-	"AvOTUa60Rwrlbg3+vNX2QVfv0NUNWGFaiPkOe5uKPLW57Xp9KdY2rjBfLBAI+Q5EKqrRBICe1vGrANDX",
-	"Xb8kOq4A0OOve5CziVquVvbZquZqhAf1vFk91/zSiD8aMsaz5okDO2xnh+2MUI7lZIcr2Q0VeWJdj72+",
-	"nGQFk10uolSmgcTiwj1XicXBHSR2o8SWTLwtjMDH9s1xvibP8d2p745xDH0SZoyOIBnMVJ7xSBIwBf/y",
-	"gyhlAlaNtMgtCNDyPtZTUaZjfK/UUEiRUfLsAOIq6cIHenDCs6Mq+/y85H5KqsdASmMda3aZoIdQmJsZ",
-	"jE2Okb3Jz8POe6Nl553rMon4PZ5ihpWFscwzuB+rXNJDlrKxtqXC6VYNIl6WmeUZDCR80ztre3cE91Vm",
-	"cNrrgbBgDSVPFpreaXlV0WuEgpnxDuUbf9HCkylm2oKZlV34VZVjMytXB20KfojWePUTax4riNwt3xxs",
-	"KXIfNk1jTg2GOdNTXRd+5SlWqAV2PCstZOZeg4g1LkOwLNXU3GC5EWgJe0vJRfrVHAs5zVUq/Bt0G590",
-	"fUP39KhOz3xjYSGXQ74xgtzokSxw/TfcFj02T/ivQj0Wqoa7fGpl8vzezH7R4k6oHPNOrr/w4eh8TEZ4",
-	"V1Fqc6Zw/uXYloUUk81p9iHBEHrESulQ4QRaiPZVdD47RiJUpIiy0gwKc2/xBT/B3z+bWZHKBLWKjbUq",
-	"2yQ5iKCBaKrTWjJJ5AeSZcVjnIUv7Og+lSRJrFXWh9759etvrt+cX39zenH+92++jTW22a9FPROl6MNf",
-	"46NaOcZH/fhopeZR9Ld//pcv3HasE5Xx474MgcYiSLCHhIE3wGO7OI3r+kooj4vSmNPlHz5/eA9KO/0g",
-	"IWFuvqYGKBdBfyFnv9ejTF7XhHJaQQ2HFV5HrH1phvtTJbTu3cKtKG2+tUbSkJ9Vm/xtCGOF1t9p2NX0",
-	"DhEg4gqrmghmOpfWQvJW2LKDM+j8/EPiOlbpeJHWCNaSVX4F+IartUxL22bXC1V6RXkJYqVN9jQRek7+",
-	"NfWER7K0S/B3ryxPoxpp6KiI/FT3H+uJspY8UbAJwlYZzEr2N1Lau6+hU4aZoG8jUrOV9NF7sCNydSeT",
-	"NrJaMYfTc/b3suxcOC3Mg5KW6JXmxnq3GR4F+rfd1Iof10q4Xc7JFohhKQs4OYeJ0rNSelQdVvm0M6oy",
-	"2C769QTpMijWSyvajpyQjcXUQmmWd4ouJD9dX/2Q+B0DhzqWAl8qcqNlN9bvCeSCnJ9aiTYdRMNI2qBN",
-	"AYMZeh7hC4bA6c+hlfzXzlWayrzzBr8qPeqDNslaKJbPOPP/UoO0Le0vq288KJ1sZCCsD/FAIVOp7mR2",
-	"uaR8iB9VuYYlcX9E/yq/AyLS4cWZM6sKkbpB1O5LoZwqC2qkEawQ56Tc4GjhjqIjV8WZ/iEhjqIgAclE",
-	"PBB40VH/4ixayUfy52aZTUK1vJjgZAnfEXU0MMZotfwBmKOzSvvI6tYtbx8IRCpQmwgkhfhUi0rWqz5f",
-	"JVRzrkenBLmy9xqVk2k5B/KLRN/CUNSss54K9GwiG7Of0ArvzNlyQ2m1nBjRRZouMZsVUQXX0TGltR7/",
-	"pXOV5+a+8wG9wDbtwlz7mKpyTazI9b5Ey81eP0yNlZ2f6n4bN0xVfc0v0dECYM2aDZr3oUoou5gU559m",
-	"qpDZUb8sZjJkO/mAuEhH/SNfYc3CRkcr0rut44SVLou+Hin90Gb0dHIZJfEka1yVZAs3H+c60r8Ay26d",
-	"jYVRBYHBxLvYgn/URltv87v5NW5ltRVWmVsMRmMjhIG1JVsOrcGc0eAIMrbNjrlev94LG2v0dLRjxnUV",
-	"C+BH/aVtPKpMH4MKaB14bUKqIjlmRKXFb6nQ+KApCvL3XYB/WoCUOv7bP/9LQs/4yVRpLbMk1pihyrbZ",
-	"YqINeh2WGEOgIVezdeY7ibWwEEy6xK946HZV3RxhiM7bpZpIWoFkJLXTxTK7KpPQ3Fvrf/lW2TLYJh99",
-	"nnLtPPGZ6ithka1AwC4yciOpWWQeMWKY2Aal6pu8rYUHsyxT0jYsVr/f7VF6v5E0Lp3fblQpH/wxyKkr",
-	"VcpJ/bbl/eSdKHkrLsDQDDIhtAydoyhzaqw5wStewCQiz5N2H5K/xkfcIp7syAjxv6DdER9F8ZGTXlcA",
-	"P7sB0bcv7Ckfx86QIevbm5WxxhmUxnT96Y6PhDihwbwkVwr8YxktcXGt1owqcc0TniK564gS/NQrX38y",
-	"iDAwpwovwDOfxeUjRcVfLG6ssfbO9KiaI9ZVeFRCVCrXma//qipVt3/Pt15UmP9FS2H7kHBadGf18Z/H",
-	"9lat/pCOCzMRKz8TP9IFJTJb8Odx/XEipvh/9j0I/gx9tNzPyy5b7rcw14L7N12sY2nC9ed+w6zd7t/D",
-	"XD4k/oyPv1RYHgv/CFFhsL/VAO/wZwzpcz+QWqAZ64wre4exYOSYSQbnjG949V/BCvF2Ws15JEWBv8tC",
-	"TozmGfpEcu7vOv1UgiCsyMRa+qSL/mDYEuAI5dmEiPfKQkJkbtM9pzVoz7GI8M5l7rVno8gfNojHx+LO",
-	"cW0VaYfZi9egvy4hGJKRgW5yFTa8O2fy5BnQNtZsraCcEB4onfkWffUivgGlyAxsMscz2FqwyFg71eUl",
-	"ElqJ03dJuws/450p3o8EmLlG5/OIszRnMvjAzlZ4IxHrVik1CvS7N85EQJR/DAmBq48/v7KYo9pptUFB",
-	"l/ajv6hp4qacOIt8WnaudWoypUcJ/FOHA4NiPShMmSu2zhxdoFTy0td2p/76Ethfaq+01/r0p+/h25OT",
-	"Xqx//1c4Oe2ed7/p4z0MlWDl56xOV9Nx/yVKVA6dAD04welneM/TvoSz3oUbAOIM0/Kv9kyIwpqx+1vV",
-	"CRGfS+ib0RIjZZBxSmPAjp35WRo8PGLX0JrpTBbgaIv07oOomGlBq7UrAnrw4iDeywd4CSDrkLKXEgYo",
-	"YuliSNcUr25oAhFeyzs6L78UxHoTTu42vNEoADg2BACcOPmKdSq00Zix+ZdPb7tBsTrns6UbUxa8Pkdk",
-	"pfge4UaI4NOJk7ZCevFBTaAs4LdXloxjL6JIcv9lYc9rRz6nOdF76LdldF/tMefXAWXBRSogEgvMdJC9",
-	"nedA0WRU11MPo7+8MYfzQCBv1g4VcZ2EerDgciznFDDpVEylXPjYIuytjfWQUIMnESSdjqvcwcpJ3xdz",
-	"Ss3jeUch4OzC7u4Mh5FQxGSxXgLMhk6HvC4XumhveGV544yq/wgU6x/+vosjfM4hT72LRhWuKi32lQ4o",
-	"1wvWsLeRxSoArNLI7u9/wPcExz/BwQWt8B2HFrY2dhv0WKyh+V8bGs1LNm16yabbt3zjbmoTap+yezSP",
-	"hl3jgk0brozY5iUbNk2Wb7NSDZtkTOKdZRo2FyKlNiu4BNC5f6V9R9a0PKHC7SzTsLkleKrGZZs27/Fr",
-	"GpQKwVO2Fmcki51lGo4xyHTeqFzDZhdSLzcs2bDpxbyvTYvu1XiVeLJx2abNr81Xt2+VPTvzqbCaF27Y",
-	"QR1F3KTYUrTqvlX2G9O2QLhG9Rv25sM6GpRqeAu5wUe9SZ1mhSvf1galGjbpcf+aFQvvuh5RZb8xBTdo",
-	"+9d4RFd79bJvB8ul63Xf7Kf8K5d5Ykdl6vaFeCozHXyWK1HaCOzYTOn9C+/hkDW2IGWul41dZP18q/T3",
-	"XPqpo46qrl9K1NGt0sCkCaKObpXe7pm8VYVt9Fdfpu+zDTapRnjwX98ccVKzTnNeaRB0WDPJV4o89D2/",
-	"JBWwEne4lwZoHHu4RNvnLP+H+MMG4t8g/HDZjmwi+F/JsEOyvyTjjiy4Wurp1z3ouZfIP1dpr0d4EPeN",
-	"4h4wTDP+aMoZz5srDhyxgyPWH/9cBZnOClXOkaS/WFlcjdBj/b/92dGDHDU2+fWPDaaRK+4oZkJZyEw6",
-	"Q8/wluyOuiDoKRuqJ1ZsLwGjYVyW0/7xMX537fRf91732t2j6GhW5Ef9o2PkBx7zijMzOuZAa5qLOQIy",
-	"197/7RBOvDA5uZeKgcpVqciNmZ392TXQsehi62/IvSla0L5RdfwiPxRnSUUcJhwtAstEC1BUEaf+iIDf",
-	"66IFFHobwTCXD+ToEIyuFtnVAX7vH6CgNRBlmUv23o4A54QjJB/u6qmq7T123arIezewoLMQ42y1u19X",
-	"bhjoWsFfMgQNed5abeTdCmRyUA3fFVbrXHNiwgizEkbrEtrRtDhjUtikvx9ebfVHMZEwqRIe0pq4f3eM",
-	"zucQPCSFI8QnrNXGPq5Ci1CrFdTAwjJTKsw1FK0e/ihYRXcwMrCOifDDUDZdU/2TuIcQe3wBrTysvwBQ",
-	"vtrOzfrIRBwTujlX6cL9XWHQduWSu4aQC0/n6KBTe33TG1RCAYkrj+moMTJ2+0CHIc79ttlZvL/iR3Z9",
-	"I0a0st4HiHzNaCSVzyR6dxVyqB7qCN4guLnyTRJ1QDJHWQ1N4UyzWLeSJh5D7e5C+DcmwddyrVtbhA6i",
-	"Qs8hl2WJSsVKaK3xOKryJEPldhTBbDqVRQfr/PLpLfp39WLtHf85+9zJBYzlg8hkqiYih0yNlBO3s94Z",
-	"tDi8b3Fo7RXvP4zSdm15AnaBiM7x1OQpES43BKvt4wyt9+H65dNbDMRcnWZ/JVxQZBasW32RUw9uEQoz",
-	"G405TPCXT28tefrFeqIe3Pd7E7iYOyljOmOAPTkrBcEB5PvjhRhHuIbJr1aYl6Idl51G2D0E/bVCl0V0",
-	"wSSnkT7nH+cgwm2OlkvpDY32NwO4c7M7sevrlY01e1IycvdgvkTWhXkOyG9oC2Y5w1mj7xdZjaYIFUIA",
-	"br3azk83797CVIzYD20qzTSXl6ANOCOkgzs8IlfILNSgrsIGxYUZyknK71QmjZcFdrYuJCtodnWtg2Yo",
-	"eTnF1EGrtlXmOoUOpf5O2qESdr8cffnzl/8XAAD//w==",
+	"7P3rbhvJliAKv8r6+DVgandSoq5lSzAG8q3K3b6NJFftnmJNZzBzkYytzIisiEhRrBoDhXOAeYA5A8zP",
+	"8+MA+0X6/5l3qCc5iEteSCalpKyU097c3SiLZFxXrHusWOv3TsDjhDNkSnaOf+9MkIQozJ+nQYBSPudM",
+	"CR6dRhGfvhd0TJn+LUQZCJooylnnuPP8/dk5jLiAoeBTiQJIksgTINGUzCT4f/G3O15H4K8pFRh2jpVI",
+	"0evIYIIx0YPhNYmTCDvHnb90vI6aJfpPqQRl486nT978Ql5eJ1ziD8Uyl5dyAhEqObcYEEhC8F9ekLHv",
+	"gf/X3guiSO9HFJJypr/RoyNTvTeEjVMyRh8IC0tf84DoGWrvRM/kwfw8HizOUvrGTVAJgOckmKDbf8WW",
+	"UyGQKQiIIhEfg+CpQmnXv3O1uxPxQKD884+/++An6TCigQcxue6RMT5954FUJMLedEIj7Am8IhENicKn",
+	"73xvwN6BmiBIFFcoHkmQiguEhEcRUKZQXBH9B0wnPNKtAs5CCV2iIEIiFeyewC4MZxDiiKSR2joZMDVB",
+	"KiChjGGYLbRrVnllYSR3fo8JoyOU6nX4aUevesszqxim0SWMaGS3NmCmV0hHo53fR4LHn3Z+V/xTxRb3",
+	"dw/3j/r9vgc0jlNFhhH6J1Ce0y9gZcaLiEKp/AHLx2K8F+gz8KFbgAjwCsUMFI3xBAjs9w+ASggmSJKt",
+	"Ewu4BAMIeZDGmrxK4+Vr08tacQBHfX97wGqi2+LAuyuH3a3GMIuGL1nAQ/3dEpL5Q+EDF+CPf6OJD9MJ",
+	"MnsqPJyZbfM4ESglhtANJlwi0yfva9JNVC8b14dfe1ckSlF6mjxVRGFEhVTAGRBQFLdOgAylxmbNTmiI",
+	"TFE100RX2jVL487xz52h6HgdvZzOLzdsKSO15S1dTBAiHpAI8508kqDwWukNUQZdifan0w+vodR368Ss",
+	"zo/c0E9JFPkWSXcfQ8BDvb2AxzHpSUyIIArDunwDWe/j+U1HlDOKyv04yvp49gb4yOIgiRGGM4XyGOYJ",
+	"bZD2+/tBQW3mM/ow4prXY6gPUE1wwPS6UapHEhKiJkBGCoUZyxIOVRJ+TTUpEAnm7Lp6Yt+uxXdkvlUf",
+	"medW2T98+Xj/5bPDl/t7R4ffPXuyM0WS6B/kJWXyP+Vn8DfS+5cPlYDTLNhx4GWgvXXbh9cvMoiNNcTc",
+	"/AWOB/pbzWjqnuTiwivXpsXE8qLOleBsDI5mubAro1qKaSJDpgwKQBdJMIHAIgZYEoMJkeZI+JRteQMW",
+	"oqBXGJqlm+8dLljaCkhkv4BLxKRAGL0uIIHgUmagkNsDdo7mvGFIgktNIf7rUe8dZ9h7S1Qw8UFxGKOy",
+	"zLD+eQ86rH81fov93347/Cl+9ePs+/ScKnb5nRh0KqH2IxGzZaidOnVjkefUPbCFfhUzf/I6mpxjVLmK",
+	"pOhVBWvx9Sw+RFTqg2CRISQtL5iSQEwnYHx6DITZbzXHcd/nB+VLRYS6oDH6A9alLIjSEMMtDWTzM7LQ",
+	"/AhdvHa/efpQPl483wbNDAiTUyO3fScWfEAtoYkyghiYZnVmEs3Z9dHyUb4ir+DxehsQkxkEE8LGuA2n",
+	"bKZVLM0GAiLxZMAImwFXExRg2LvezoGWbZo/SK4/+nZ7GkfGaFpOqZqAT5QTc1qx7Bg+0vE6jMQa8rZP",
+	"JffXEK5m/Kdq+UDe3HQSRFnqokwqotnX2avnsL+//8QD3B5vD5i/19/b7e3u9fq7F/3+sfn//+JroW+h",
+	"Z/raI/AMAFkI+ZmUz0KTY2LOwCzF8ZerTD3UkDKjGWUj1Pw0hz+VBu5qomlcTYj+ZsAYV3rCbMGgRXxP",
+	"ayTQnfBUSOj3//zj/9rb94CPRlJrxQa9/N7e/vHhE0Ow/j/bv7c84GLAqISIszEKPQmDowN96oIEGuU9",
+	"d643HJjqVBNXFQQ7Xicm12+QjdWkc3x0UHWYz4wS/9yqthU0n2m9HugVGJmliWNBUO34Dtt2fA1Uv+cf",
+	"g+8Eidb+3Z89I1O04usnAmOKohfxMZdlDNUjF/t1s9fkMHPT1Nn9K4pRWGHl/CtiUqCzRLNfqcnXSASq",
+	"MIauE2cGe/xffZAYYaCkPuZM1HGGpvHW8YDZIf7GKbNgNAqM1s7TlIZeSGUSkdk7EqMXTASPidzWP2i0",
+	"MXOO9FLNIZQGGbCQazoz6pT/q78Np/ZoLs0GiOtlDYguYcCHf8NAGSIiQpCZB8TqaPQ3DK1upg9ywOaV",
+	"L4O7djBDxjTUFFcaLcy+NWu13ztuZ+YZsK4/ty23QitgzQ+PJOhftIbqmJxeCU9VNq+j5imZQZcAS6No",
+	"y5DTJSbKbnEb/lX/HWM8RFGIXCqAi1Bbqiy00liTOqTskvEpswCzhKfhS9l4wKg60Wwr5lLB/p47ft39",
+	"cHevRLALcgDZFUY8QSeY9GptT73EAaMMAsI4M1rBiIsYupILpZmaBRsLUNtCDGGIEZ8CYYbna+zxfx90",
+	"pCIqlYPO8V6/7w06FiyDzvHPg04JfQYdb9DRkBx0fvEGnZAoMugc//nH3z/50PUtxmt2/YyHM0OK9qvX",
+	"CmPz1dZq7mNnXMGBbkTjeWI83N2rpEbB43UUyVyH5MY8IsIJ9+7uEUzwmoQY0JhEENIxVXJru5rF6C53",
+	"VzlvZTGv5YeIzLRV/DxDm7r6DBlbKQoapEYXYJDQ4PIE/BGJJPpFU4MnErpEWxMBF2GhaVtC0wYV0bjV",
+	"S9xyCjTe2oY3OFLAU+U5o9tMvT1gi5oIkExEYiRxnmrMlGrKLfXK1WhEK0CyUgXxOmav1arIauPzjTU8",
+	"HaYYxmax99gwZfd9YU5qe1NzOgMoCwNnuxJlCHPArDWwwC0tgx1iwGPjOMl43yXOcgsvn+YEnMU7YP6f",
+	"f/z9VM9nty23tuGFdeOAMVH1keRgPy65iYBEkgMxurSe0OmFA1Y6Jrc9ie4ooOuH2AtRi+LTN280OzdG",
+	"TOZBnBBpmbgSSJT9RVod1nJijZgYwgQFQrfCl2fFUiYNMQSZYBRRNnaOGvvtgGVfa8TJ5KPi2qgNS9pX",
+	"CbXKGq5lp848gDG9QjZgMRdoNSl9SND1C4s1xN6Ll9ro3jvKvxuJ3qszf8sCFIXgwq2dqtX4mvWeQ9J/",
+	"EjjqHHf+/zuFf3fHneVOBpj34jSKLKLiFVa4Fk+ZPkmeMgWRbmEEG2c9hmNiVGfKFI61BLAMwQgaBwuW",
+	"Q9B0HbChFXIagY3+ar42J23dlPqjbSN3ftdM+ZNvccoc+J9//E9njOsWA2b0OcNENE5oxmvtJcrGZjM+",
+	"GN14yK+sD8etX/9pXU72zD2gowHTXMGq8sYWcEaw6bK1DQf9AyfwzEB8WjFbwXkGbJgqmOfthn4LVNjf",
+	"cxQQ5xo1nLoVJkQqR+DZVsfohHVEjKsMb0AFc47V0uHwu3l5sL+nzVlNlHqg//pzv/fkl3/+p0qD+41x",
+	"IVuetYwl7+cYlkyTxGgNGYNyHIzMs+oV0s72qSnvDAXVEXJv+Ji/T1VE2Qo/ILc/goy4eiQh4BEX0B1q",
+	"3hITcYnCmtYGe7Ri5CeCxkTMfOcXHKLcXnEkbugVh9I9e7rrff9013v2dNc7fbq7Nb+d3X5/1X4+2BWs",
+	"8APaHxf2IzBc2k7AmdIy7pF0O+uePd3e9r7X/3mm/3P6dHt7yz92e0+F8QIwjLSirXkwlSXttXTAWlME",
+	"mZBAH74RTSSnCpZqDdhqQ33NYXeh6+8aba+/fajFwPbeoRYDAWdXaJBJcXgMQ2qtCcFTFnav4D/+F+wd",
+	"Hm55MCGR5hNEK99m1N9QcM/ZCoxrTSMmoARhcoSimpdbCTNBiFFKMkaQEz6V+ZmXlBArejRsnfail2UB",
+	"Wwa15nTuIDzNppCZr+xFifnSINhIm90OS25Qbt1IN+NRf/vQe/a0vx4mnWcLqsalfL0L2GR39LnkkY++",
+	"emP9bbu1Pb217aP6m3ub+7Zv1dcJCFTEmK2Z2l6tpi8xslV6e+FYb1B7/0DGWFfJNF4Bq004UzUhY6zU",
+	"N7UtPpsnZiItorr7kEeyuP/wl5VDq6tqgppXyLUNdNDvH2ujISexgTEps9HuU8+xwkQD6j+vcqJkkNF2",
+	"jL3FiIkKJppp0cL9+cgxOcfJtJFuL7z1HyU33YBZ97tWlIYRYZfG8+KUQ+vm0M22tuEChZ5TaPpyd0Ra",
+	"HbcM00AuTqXWgCOY8Cg8GTD//ZkPQ1RTTXZaY1FmiBgJk4BUa9lWHR1SFkpQdDxRmRvP3kYSo4ESGML7",
+	"Mwh840Ekpkt3qDWUYGvrBPyeD0L3hSGOtMpCzERgdD6ricKPVm03OljG4n9Nuf5Z44g2dZlR8O0Op4Iq",
+	"hUwDNOSptu1sYw/8wWDQcfevg8Fg4Ds/zfaADdhfwJ9yEWpxMOjoDetPctBxwkifmkbDkk3vZ2dWXFll",
+	"SGMEHaFMb8AbMNAtF5AcutZJuHCvlzU0yKQZ9F/A1xh5bBZ3vLwAY/TkBGX7yfL8J3aAp9pC8wF/TUnk",
+	"NPy/gK+5yLExa/xjA/trVfQtTJ6q5X9kVJMvSKpZivlS73TEo5CysaHh7/kjc7OgOYjcfqmnfsUjs43/",
+	"9//RkP7f/6c7jv/9f/jm8DhDD/z/+L/d11Larxk3F/qgrXYrzY0FP+Q8QsKqNvU021T+G+A1CVQ0y/c5",
+	"R1ce4LW2IoHAx4+vX3gwndBgkpGn0T5gEQYn1cspFmEvOe1KvPJXT5e/Cyq+yjdhZ3F2aeZ/1yvKXfDa",
+	"rM2vcNwkxg3e3+3t7pUuEjLvUH4DIbdKUGOpZqVdLsA/1iqRb7/Q1o2hotDLQWK9jg5Bur67GLygKD6m",
+	"NLQj2UPzBx39SdMetXfeZUuWwNCQLRehm86s5zR3RVY6eyHkWjyqieDpOHOyGiBMePKCKLIdcKn8LSsW",
+	"hCAzaQhxasx2qgyfk/baSR8rRhgjU/nuur6xbqzD7umff/xdn0zmxCvR4LHA0HgJIVuxMTeF5twotVZa",
+	"oiDnK3eQyxzDuSfXXufEiZrZFW9ByFHqoTX8zcos4Cx3NJejusU2/FTFSpac2dne9KYNU1JZBEKZ6dgh",
+	"NUv0fX/ArJh6atny746v/wyDzvuzQcd9/MX++mnAzL/w1DToDTrwC3QtVHjiAPHf3L9b9hJAN9ZHC7/D",
+	"oLM96NgPn2Dhfyfm+2M4PX/++rWjQenlWtKjf380YDzRLZ/CoHM86MB/g0HnqfvX0sPch7mfgrkPTwed",
+	"AbOLfGrR8r/Bo0HnEfxuvITm00B/tn8MHsEn+7tepm5/nBsjTlBp9pCLKS0HDWQH7IP1pAssVCarTTyS",
+	"mZ8/MxPcR/1nmkglkMRAwtDaKsYucprkIzlgVsXo+gJHIVHk351z/9/tIP6WEwmGHJcEStnftw2n5mgH",
+	"zHk1i6tXfXjW5jEUHAJPUJj4ga7/9KmmlqcuxsMD///31NpXmvPoYazos+D2jRT3s4CQqb1tBGaVjILF",
+	"MsNjc4ZnvBwRkiuzrAzOCTKv7C2zKmRmYxWeOYOnGrY5P6DyGPxfj+0ve9AddDQDcXs4HHQ8IKrwEsNu",
+	"f+t4wOb2rfHNIdoJpBIzXfdY46T5wf3jPgbun6f+Npy665X5GxWzwt0jq3ttD9jFotvLqYvOg+cuXDxz",
+	"VWyCOkxkRYIC0MUZeLDfP7DRQyZSRmOLCfjruYg/6NpImmPwiwi2LW9FgGLZ2V1EA5X8ZZZ7VNz1FPo8",
+	"RM7Std5mrdJ7RpG1Ch9l4wgHrKSqOjeulUfW629PUU1wZhXZodYiHLaDvVba0na4Bp0huAEzF2XGJU3M",
+	"zLG5EdeWWYKGudqlaySQhpXyy16abMNLa0JpbLkiLCSRcSSskgwezMmRPXJEDoInw94B2R/2njwehr0n",
+	"pE96R8PhQbh3GA4Rj8x4c1IsF+f9vh7QcMIPE8IUj6FXKXfNEDW0AXBhHRYR9/p7e7rFXOCB0Yc/CBoj",
+	"7G33Bx2tzZ8huUJxQyjFryvs6xVgqt5FrWuyC/6Zl2SKr3lFpniDJrbefLVjxBkgVjl93Dsw/7e7V7Hw",
+	"Cm19xVbcZWSdzRzt41GwNzzqHZDH2Ht89CTo7YcHQQ/3H+8fHu7tHR0+PqizwZ8IrYiY+YFPTSCIPg2t",
+	"mJXNKntbx1zAT+YusRJkPiLMK26ULFOmnG1pdf97DmEqXBibf9Q3YRh7sf7vbrzfl/6WFiYLkcX+Ud8w",
+	"PsuZB8zf3etL/wT8vu+YsMyuw6zZVtyQl+/E55x/VmiZiBfPXNdXegLJrHAE5r9GNL7pWmaq4bri6Ppy",
+	"2RdfEW0mUCacSbTBZmNk6rXCWH9w1Kn/JEkSUcv9d/4mLdkVkxI2ez/qHP98s6fEjP2Mh7POJ69Gy9Mo",
+	"qtV4/uq+8+kXs6vl2wNznestGO/5DYImlaV3CZl07JmXCb3iaULVelzvnZVPGvJXBvmw9p1Br/TQoPbA",
+	"808Usvj9XimA/6ah5oL9i7jfXjk2+8b+C6HcpSHKnsIaQ+TNy0OUwo/rDJE1L8W63tTNtClFeN7U1rT5",
+	"5HXmH1nc1qscDWyw0SD0GypVU2SVBbPUIy3dej3yKsavIq+XRbxEJnJd2GMedrghuw3ZPTjZPSPhmUW4",
+	"GnSXS87fOyYoonQZAI+ur3t//esjY6ByVVw/zxl8RPROX3pgLoy9zKL584+/a/lsotY6xwf9/qe6Fwsv",
+	"zSIqqO2ipCRRCTGJtMaAIXQZh48SRe/UirqUle7J89dgRXutVJqggUJj3trWYH+WhuGsIS3AjF2L85iW",
+	"960FDPWgG3a0YUdfgh1p3DOhPE3SlpmgPoGZ5o1QWRZ8taG1Da19QVprSO2en2BNemtGAS9R3UYN39Bi",
+	"y2ixSTJcjwIbJL4N2W3Irj1kF13eQHHXPRYuU93N1BNdvqEMVxml+VW0u0zOkoWYG+5lEsgtUiLh3Yt/",
+	"OX//7hgiylA6KhowO7GNi8+eAJYSB/iDAXO3URsqah8VLSNIcRtcmTzCXlCXvBH2BjmhikRFSMRcGojt",
+	"e0n3MEyjyzpZHlpL6CyMsDGbUg9eU7rqpvdvS+pRNzJ0I0O/GGk1prtmg69BXk1pr3rsjfq6Ib3WkN5z",
+	"FBhz1tQ9RDZ8LULKGt+3bAvcuBsS25DYFySxhuRbefi1yKwZGZcR20bKbUiwPSTI4wQV1Zh4jkRy1pS4",
+	"W5ynHkEu9rp3AVhMANLMsKHDDR22gQ6bkolV89yNFhuSkksUuZGXGzptI51eUBTnqJoXmG6idanUdWtS",
+	"ZCqKAiRuwto3xNgOYmxeapYmuiNBNi83M7LcSM4NsbaIWPO3lo2JzHyGmqSZt79/IWnz1WtK3NDbht6+",
+	"LL01JhXnZliX5pqSgwXlbeTfhh5bRY+CBKpB4aeHr02FunETYk+PuyGxDYl9QRJrUN5lw69FZs1JOj36",
+	"RsptSLA9JGgKNQaNRc244euRn2t871LOjbshsQ2JfUESa0rKlYZfi8waknJu9I2U25Bga0jwBR2N1pZw",
+	"N9GDHtBSwjIdnEJIR6O5rNjl8p1yg+qfieotRTINJ3EThzd1gedQbMRFTFTnuDOkzJYbqEi4dtPDOclI",
+	"IidcAZFAQE/QK1U9VkQAEcGEXm34q0G6F1QmXNLqF2c+UYoEkxiZOjFFvU0+9EHHpcftVdcm3lZEbI9/",
+	"G3Rq13S9ZZrF12b5BJ/9xOwz8ftVhNeaiTZkKmTD19NHXOP7NhVGEV6b96cbRWWjqHwBGZLhdUO2Qnn4",
+	"teisGVshp7aNsbChwdbQ4PckxpdXzeW1zcevRU156/sWdcYmcWXVN3S2obMvR2cNCbu58dejtWbEXUFx",
+	"G3m3ocNW0eFbHuLLX1OaJGTYWGqQ5YlqU+V8t0ZEYcxDBMzn2BDjhhhbQYwNSsflie5IkA3KywWy3EjO",
+	"DbG2jlgblpdrEWVjsnFDYxsa+4I01rAYXFv4NS3yNnJuQ4OtoUEkTb0B00PXozsk9/7qK6EYGEobI9k8",
+	"+9rQ1peiraZkmxu6Nn01I9PmqGwj1za01xrae80UCkYiWzrrTiW/qBsCzBcnIFCJGUREoSjV8Tq8rzpe",
+	"EsUVChgRGmF4slwPdDohyqbF1i1pgCCV/j5NTKEuV+tHhI296S7NUIuNlNrft3S3hU2GZuwNg9kwmC/A",
+	"YErY3ZCMX5hhXZpbR+I/GGnXUSrKxL2mTnFiS8bbiuu+5ZacYTbYiAtb7Z0EAU+ZslNt+MSGTzTIJwxi",
+	"nqdxTMT674RuJMLFkVe9WtDaxe5jKFUANT2lJRajUdDfMrcUFWBjkEGRYYSbJw33Rh3fIGqP+evYEXwJ",
+	"pan+biex0PrsFxECAx5xYdB2zIFI+PDu+39srGwpPrwlSUOmx1uS1FIy3pLkvk2NmCQbC2OjOXwZcmrI",
+	"snAj1yWpZnyHMUk2HsMNubWH3DCk5AZi44FC1ZNKIInXVWw8pxP9Zf2OcRopmhChdoYzhYKwMcr1R7mi",
+	"IfL1p69UyEY0wkfS1umDrjGpEezCgMhLDLWdveUV1kWeB26WIFAFUyJhhCqYYGgaPQxdP5DGZVCJSo1X",
+	"TSlDdvR63Nu2vXelyA674dQbTv0lOLXFvqaUo2L0dUisISXJDr5RlDbk1xrye8dLPde/VmU8w1+gsXNI",
+	"zlCtvl/d//z71XfFnIrbm1Y95zEwztDoI/lSKFM8v2VF8UiCVFygB07Rcde0VA6YVDSKIOJEow1QtQ0X",
+	"y5e2NJjMbQ26/o5AEs5+80GlgknY6/dhOkFmbirMuHqKcGupnPVnUIU9N6WpLjF+3budHYFhGl0aDRCo",
+	"LbsMpaQknEWzY/1tCHamnAaPTQITDcOhMKA0gO8GqYigV8prslU6+YP+0f3crDv2+EiCv7AsHxS5RAkM",
+	"qZqgAH8ofGBcgK+Xm18gRTNA10OCmlAJQx7OcghQZm7g33H1iqcsvDNZTJEknFm9OU1pCH33v17Ff7L/",
+	"aRmQ4fZifpETiKhUehMxEAU7V7s7dg45B+aDeyEwmQYTl1/DSiEvXxcXJm9SBqW3PKQjimF1ZXCBGheQ",
+	"KQMyYCQ2VAn+61HvHWfYe0tUMPEN9A0B2rRk6gQYN+eykX4N3Fgs2gDWsHNV/QVPTc12It0NkmZpE81V",
+	"TVX2Arceqo66Y3dnms/ejRxNjA0bw/53R6f9g+fPnxw++e7gu90jF4GjRcIjuaCPaZRcJEHoSkXGVj5s",
+	"3b9YU2BkSWW40Gwbzgq5s32vsuT98G9o9t6QjZuPX0ufzlvft53Ls4E3qvZG1f4CqnaO2A3ZunPjr0dq",
+	"zdi7OcFtLN4NGbaGDD8sxzgovFY7ExVH82S3kC6UwQ8Xb98cQsiDNEZmtKFbfeyuFyRalnfNAB58vHjV",
+	"e7zlgUAWojC2VoBAWAgBMY70iF6aDCRiZpVgY4vqIR7JAeNTBnrFWkN5ycYRlZMTCIki9tuuSdSlNW25",
+	"pZs4IrOkBcGES2QexERcOo/9gFElwY8IG/ueWYW/iEC+Hc/G2zkiXTRovwEyXcgzueN74O8EE3Mb4lvI",
+	"7AwFn0r884+/++An6TCigQeM98zB+dBVE5zBiOs9VLC8rRPwd0Ie5KO5wXd+Hwkef9r5XfFPpXFjct0j",
+	"Y3y63+97IBWJsDed0Ah7Aq9IREOi8OlRv3ZCy8XlVl4utYv9nGOQCqpmvQ88osFs+ZDOzd9Sg2cWabNl",
+	"xJmSlpY4Y1r+cCat2a9hbC1+6/c5AXORJ4FEkttfJ0ol0pEQDTiTWzcD935soAW8W/RrnABnYLFx4ScP",
+	"/tp7xcWUiBDD3gfBFff16iW4U4eAx7EGRka/CGbxCAQSwa9n2kLnQt22zwKJFlZQiUN/7WXndzFLsPfe",
+	"7ExWsNRoqq0bn3HJ6GhUG5Fd+xVzf7Z0qHpm0qyIMIaqPmViuLxn0wTrP4+BLA6acXT9s3wEEZnxVOUX",
+	"tANmrVIPCOhdGiyZar491X2ngrOxIQ/zneIQcuiOuAACh5rNkEwdAxo6wTEesIn1BkBAUomQMvNUw5AN",
+	"ZeD/tXdm+/Reh/6WlSERZZcShiS41JP4O4bjeZbKyIBZxhfxsWd/zrjsNrzTcs8Jwm9fyBQk0DN+iDVo",
+	"wHa4kYnfyj4vCjxKTJN12d2XI3VDrRGZoXhORNiQ66KYoJZtVDS/9yfQZmQIiAg3dtPGbvoSdlOO2w35",
+	"L+YnWJPeGnoSXVDdxoexocWW0eIFVY3lgCzNsAYlmvYNiT6lx97Q24beviy9NSr88hnWpblGxZ+hvI38",
+	"29Bje+hRYExRPOdshAJZ0JgUXJynHl0u9rp3iWgngCCfYUOHGzpsAx02JR2r5rkbLTYkKZcociMvN3Ta",
+	"Njo1b/wblZR6hnXoUrdvSjoqJLFJM7Ahug3RfVmia1YsZjOsS3jNisKc/DaScEOULSJKPsR7y9pkRrsp",
+	"U5NAMzRQCSTS2N+dIInU5Lct4MKGexePmLr2KdHW/UZ3nyORjT1ftoPX4iC26X0Le2lG3TCTDTP5AszE",
+	"onRDwr0YfA3yakakWyLbyPEN6bWH9C4pez4RPCZNSbZ8gnrklze/dwl3SRkEZugNrW1o7YvSWlOibm6C",
+	"NemtIZFXUN1G7m1osVW0aBJ2Nyj2XELwmlRoWjci9ExC7w2dbejsS9JZgyIvH389WmtQ4Nls/Rt5t6HD",
+	"1tBhIsisKVmnx65He7rlvcs4PeiGrDZk9aXIqlE9Mp+gPoE1o0nqkTeq5IbWWkBrTemScxOsSW8NaZMF",
+	"1W3UyQ0ttowWmyTD9SiwQeLbkN2G7FpDdubR/gUZ3uG94o1EVIx7UxROuQaapgvOcIP2G7RvHO0vJhg3",
+	"9TTJjF1LcJiW921WKT3oRppsyOpLkVVDSlw+dn3SakaJMwS2UeI2ZNcesuP8LWEzl+pL3i0Vt0m/F0QU",
+	"mYIJj0IJu/0+TAlVWkNzCG3z99nqXNIm6Y65VEZvc31jMssqMZCRQgGHIDHgLJSezaap206IBGQhhqZK",
+	"QcKjyKTNzzJ8T6mamNRphKpyDv29J/dRqqDYJwlDgVJClzB4/eHqKP9iOAOqJOwcHWwBiWw0uF4zkRAT",
+	"lplwEgcsB8wEo9CEjqeMaYi5vGyukMWYXqEsg6nr93oxue7pLaKQvQRFz/7kewOmQT+cQYgjkkbKMyW1",
+	"dcs5+IPiY1QTFCdwkNVvpWwst47BNynJe6f6APwBc6nK0dTlMCczJpTdZ+ULr1OasSIZpMUAPb3eBgxx",
+	"xAUCkZcGVGY1NfOOHa7IOPaRkStCo7tX3SjlnywIoIIEPIMaEY2pWo3o9ZG6ycor0CUS/LySjL/l6qss",
+	"bjRDa7fVElaX0c1UGnClPLq+bmvSsBZb3LEt/a1jjfpswObQEKqx0CYljJEwk0HVwi2DlZ3lyyOqBpPB",
+	"1DwHo1n7iU1favdUEPs8UEtgmy/TcDtOu3O7V8vcjXmTVe6UmjGJc81mo8B8pgLTUtXBfdB6771i2Rkq",
+	"QhmGpfFvfo1lm2foJj1gONV0NqJCqg32fZvY95Mpk9SQH8YOXsv4s03v2xNji0BtbMKNTfjFSKshX0wx",
+	"+Brk1Yw3xlVz27hjNqTXLtI7v6TNSjY9wRrkp5s3I+FMhPKG1ja09kVprVFRl02wJr01KvLMu4CN3NvQ",
+	"YjtoMXdiWtQK5bki9i6ChCHVSyfRB8ETFIqivM1/8DGxvkRDFXptyVzXYSqkes5TS+cjLmKiOsedkKfD",
+	"qFR4g6XxEIXuPqICz4jC+s2lepZGEarTIEgFsSU6avQUKTtPEMO3aaRoElHrZKzR8TfO4zU7fSp7zH9e",
+	"HKG06cpleWUoVm/5l3xKWzHQUPc44673caxLBXfI2NyOJBGZmaCgYEIECRSKLVtIhyoJgke2KBsZ0ojq",
+	"eTVjm8eQ/Cf9gSqMb12b2dip6Waowe2cCEHMZyIlqg9ETSrqrWhYSvWBCyUIVbdCQRh+lG/tgowrCrNo",
+	"io/obxiCImNpCz8TCf6pQAIvSEzG6J8AS6PIXA8ZwMncc677aKjkW59fsde57kXZBPa65ZPX0YPZCxR7",
+	"/7IIgrkFrl7vkPKxIMlktlxlqXreEK8w0qf3jsS4PPJrplAwEkHAQzQFs06AcVfvTg9UUc3J64RUaix6",
+	"HaxmZQsHUupxHpMoWq9b9doLqOh11wXIKI2iNbGJytPs/usVFxdotSE32ZDzCAmz7Z4Ric8LLWmBBLNB",
+	"ckxKWcSDS8rGDtmmExRorzt4KgKT1jEkyhUxG2nKhm5AEpUKlNkFSn9/u39g8metwLG5Fb4qbf+Mjifq",
+	"FQmcwK5q/sExi+cZQS1v6xWJJFo6gTC1aiF6wDjr5azmnF8Rc48qbH0tU7kxIEJQNJXnzA0w44b9bJVO",
+	"srSWSxpFI8RwzbPTIxqmFUU1VFLDqM50l0+/LF0EZuxAb2Bud3ZjN5xAweLTlIbzF1QkDI8ODvZJ72B3",
+	"GPbwYPegNzoiYQ8PH4d7R9+NDvDJYRUNXnEa4BvK1t3dj3m/5S2aGyrdqCcxwkCBmQQiyrA+htaAw4J0",
+	"NUCZJ/b5lS2ysUUGP8+RKrjNghBZ4AIVyFWWSTeRTTWNVLKMRf7gcNMrydPyqa5UEDI52oye8J6hk/0m",
+	"FIM4tWFZC6gpsErf1xZZd5Uu9ykmZMSrWLiFzK4H7q89D74XyEiIHnyMFI2JQuACPhAp6ZWZrSD1rEFl",
+	"+boyQZjJbyGIEpBuQ5VTK28fEFugGzm77CmJomNAEkwKnSKv5EuYq5cNlzjT2s0ss6a3bsO3mxadn/gF",
+	"XqvOfWDUWrN9G6jTGM7c3RJpAKs+z5bRQPr2zJm1kH1Nu2Y9sv2WbJe1dr4xUjZGyu1GimE/GztlY6e0",
+	"005xtzMrtYiRpsklNY8oUk8EW9mbxfpWFXn+4eLiA9gGRkZ4sNfvz+lVe/1+vnzKFI4rfL9uBs8ubeV2",
+	"m9xrqzZavnm7237X0LOqFaxWweJBANFqKJxl4qs5Y+GRMwi6L1KMqFQevGZUUaK48MBdREYoPDhHpijD",
+	"aKvi3uJGtfwb92dkAv1m67GOhJuTYAVMb8SO5q3JOyBIE+bkOijWYhfGl8OWH+fUxfu/3o7J9YtUkGoy",
+	"d09UNE3VuFaOMaR5duiclTewZnsWNVY0JVdYEzumUyrrtV04dHPktrebsOosF2VVTNn9gH1hNeVxvbnD",
+	"LZ9PJbZR8SwVUjUeS/GCSkVYUDc+Qk64GqfsA0YRrhGHsSi5l0fxFpZTCZRInduejYNljZCRpkFillIF",
+	"jmdpGDZ10XIKQz06dF3MmbYU45L/0+QRk7doMSscYmMSYw/ZmDIE0x4Soibb8D4hv6Z4v26x+1RSqPyB",
+	"hiGy16N3XL2fMgyXR7YtsjA8qbhA+0qQcQVc96l2zVh41ta6zdGbZHFV7MwkKvjohOT8+s5whMK8ciRg",
+	"UiVA1zzkNF3kzu9aaH7ytwo/hd2IRQbrYWJ4g2+iOLJlH813/SdH++Qo7B0cDr/rPR6FB73giJDe0d5w",
+	"b/fw8LvdQ0JuvUGolOoVJ1OGwmpBnwN+JX01qBvWI7Gm9cAWEelaSmArqXGFR2BDkPdKkA05s3J6b4n3",
+	"wqynyb22aqNWmjUXCJBnPiWWeNb1wBj2nC9y8VIjRkEDUBRFTfOsFRrNhIZYg38usEx4YbOTGK5lMLDu",
+	"hcYyp13LlC8dwdLalwz9NUz7ef79gCj44D6etiHxWhJ/g63L2NqkeChrNO0SE43vun1bfqB7rVtV2fZB",
+	"5eFA0m54PCCCtB43Hgot2guF6PIVvene0wGgQklxGskjCcM0uoQRtc9H50ElJ2Tv8KjCWf7DaW/v8Ch7",
+	"nqo764FmWrgSCe9e/Mv5+3fQDVHvPvRgOqHBBK9QALrXli6myQQ5xfaelCiFQo/+X3/u956Q3uiX348O",
+	"Pv1TlQ9C0t+qtGNkYzWxi+IS7XrmdBzK1NFB53bI2227eVZB/uYLotWQpwwz7dAB3iYA5AxB4+TyMQRE",
+	"kYiPq5HN/WgOQnfXqmREzatg82zfhLGmCl0WO+N28E/K5+ZG0Lgao3WjUAlchFZDRJbGGirWgaUR0v21",
+	"Iy/p0mdbunPxW2fuex2tEdvoHffXTv5TTBL9j615XfrLkCUqquiViWYqPmkdVjfUSpWGlorMyNapopum",
+	"QiAL7HxmnqHZlf44ivBab+5Kk3vH64xJjDEPce7vHY0USUKGduBEYExR7AScjVCPPPdtxMdcf7ahrWaH",
+	"LLQdA86UIIEqFhsQEZo9JoLMij8KaLh37tkWx0iE/hYFxpzZHcVUmmRaHc9hJr3Cskul5LNzLG8ZewzG",
+	"uFyWDg8eWfwxbieqMreaw5WMb3iGugzemj+6Gs/MYJZzWgTz//zj76dR5MMVEZQwZdr7JIr8cuziiki3",
+	"DOtvZIAawo15bq0r0R7jNxDKoXvsfTk3BF4rQV7UAkspUNzkn3WUdLsDtHrmRPCYf5GZU4mnOWaaYMbr",
+	"FSHRK4xOr3OlMS4weB3z1/ENWQluujGvESaxdD4VgFuxoxtiSvc6lVu43fzVcG/yWmaOuP8xwnA+gwGs",
+	"tcAqSq89wHvxLrWGRxXZ3mGYDQ1+Lg025ojJaLw19pReUKO7bddWH8ybUDrodhrSGTQeBhRthcNzEkU8",
+	"bSz9i1EXQxA4pjanI4GYJMuadXRL7qRsPrfccu4kO3a12vpKa3Zrvb9OExRnN4z4gQhkCiIyxKjeoAtH",
+	"Ulru8nReAYgbDqtJHan6vBpQlu7txNd7JL18vmv0v/+jLOcMa+A833ERuzOKKaMxSSDh0sziAeMxZSSK",
+	"Ztrg/7nvwe4vxxDbdFIzfXamGIjrRmPjOhywKQ3VxLyQniAdTxQoDmNUkNBrE9X0nMdJqjAEoiDiJARF",
+	"Y4SR4HHpYu6RhCkXUThgAecipMxc0pkIKTMpSR7JbCkUhfSK38g1SpBTkiR6DuvGMHntQ47yeMCu4akd",
+	"e3sG//G/4LrIjwX/DNfnAYmIuOCnYejBLG96rZvO5prOSk23B+wURjgFgSSCwB6dhIgi/C2VCvQnGtqb",
+	"RwMoA58RiSKQkQZSNMvbWEDbAgjzFHFdMy51dpcw1OuO7liNiQrHXMxe0NFoTTlIwrDqvvacC40AHz++",
+	"fiEhESg1xzR1FZxnieEURbkQwYqcVhUyM5gQNq6a9LUeQk8w5GoCU+MOliioQ/8rEqUIIR2ZqCzKgLCM",
+	"OXkg7YKHM9AKe+1X6c/tWkxO2IqlCoz51Z3gw6PwbvBZOHR7PsVKCvBVIoL1NDYXeexcmbNjG+lGGEMB",
+	"csKnzD2RHiFReR4BwoAEJjUFgSBKVTBZ2yHX3HumItZuF7/bDQ4Pg97Bd0fY2zsgQa9/9Pi7Hh48Hva/",
+	"w9HjcB/vFmt3s6mWnVZzysCDO0i+zMuh2mBuyEosH2RbjAK3pIZ33LbtPpBtvHDgrbQKSxB5KHC0FhYl",
+	"Kb8eGEzAmVwp/xVPejZy0GYv0XJI3qa5dK1+Z25uEyJQ81vTYms9PWothuk2Ugmd4m723FzeNiSMTE0h",
+	"wi4xhCllIZ9mib8CZZRtrVEorblLNBeYIy6CtW/wsrvi5WB+wi7B/QpIBLOCbkqZzG/P7d31Yjy//XYu",
+	"oL8eVSzC9ZmZvU7uo9J1+YU2nqrfJ/wL14tXHEoz5RCsfAaCLLyglRmRzt/D46P+Lny8eH6SnZKWsBBE",
+	"XNq3GIW9QhT2tE1YqXGNeW859MPs/5ZdWCBB1+VO36rcgVREqHX3wBNkn72HtcitWGYB9DkwrDjjAoFv",
+	"1WoWsatB9WaJQbSFry9T2D88AAyLacr8EwUTBTIlIsTQRSgRsFJN83TNU+9o6K1xPRplofJ13gHHJIrW",
+	"GHvlnaLe2ll+ROv7cBx7iFzo+dxwi3eBxaLX5gUPpQZX0UUrFcAqAG2gswydC3qP3GPh7T4JLseCpyx8",
+	"ziNekWnvcS/PeQZn3z87hQlez+cy7bv/VSkGQf1BTyAUPDG6XUSkAjXlRSJRaRxZZ98/m5965P5X/bj2",
+	"isrKCKWXLI3BNiySa74swfuF63p8/Prs/Tt/+6bhb3GC1fV/RUSMcQ1eqHn+haCEjSN8wafsjl0/Jmt0",
+	"XJdfK1qVurEPVELKrCZ4AhGfojCBtuYP/XXNt1R6+HuB/gJpKlvyIx++hEoLx57ht7dERvNyojjcFQdX",
+	"eSg1mMLX5KPccJp74jRr+W83fOWz+Mrd77C/Ii5yjs2FqUQkDK39odcmT4DM+UWs7f1Igl9lePvOdWf9",
+	"Pbe6n96bDWZHt0RHN5s69nXAEla911YVhvaePcMu6Bp/Tn/LlOefICie5Bi2rhZqlLvPdSQu7n8+Q4Td",
+	"Wz1MaDIGphlkaCrg+OtFpxUXIF8Oo5r3AJWwt5322zmqB4NCe0Hw8C6QecT4Cgx9B6WHB1F74WOe792r",
+	"E2TZhSqomtlrGj4yBWMldM9NNnoPXmCUXqMHHwTGNI09eHkdRKmkV7bUiyBbWpSVis0+0hDJV62llxNe",
+	"7qZqvectV7fUy1hRKqMwXuw+WpsmcELHExPNd2fD8JA8GeFetXX2t5QG+JzP1c/IkdH9/COJUqz+Xcvh",
+	"FXI8e7OtbCRl31qUfIqyfM9XGqsiyGnv6PF++N1R7+Bx+F3v8QHZ7x1g/0nv6Mnjw++eHIz6BweHdwty",
+	"ytDG7WBuo2WgLIF/vdwqJeL8hgKmCpL7wjn7lkmjKfxeja1fC/I1pl7NYXj7hGLz+27hph9MkVw8/JZr",
+	"SA+jOs5hRlshojWG5kKu3QTQHRKlIoSESOm5SnhcgEmGkbfaMqFUJn8ITokIQX97uXZCxaLI123HoyfN",
+	"Cv60Rc0bCcQzs/3zYIJhGuUJXpfjiSY0eb3ey+JaYmn+Jt9OsnJhBcDryCEN8SZ9Z/eCcA+fPvHLoex6",
+	"Bfr+EXCzQUUhw/6Wsf+Gd9y27T6fkEQ1FipSoKKsyoVaDs4N7ELuEp1rd2LnqROUS+XLhEZ8PGff3D0z",
+	"ebaAFekLF4unFJPnM3lzgLrxuArm2MBxuTNYf+sZFlWodol1gFVzylvzqbveP37IrNWFF+CCBpj5VFxb",
+	"K7eAsvwLl4hsdgK93RzhBGqxlWFajTtegZF5HnxhflhciW9KF/ke+DZEzNcC1n+pJaxfjkNPmRkHw1rp",
+	"5LM5qwOu8xqYXhbangt1Q1GZ+B9ixNlYguI1Jl16V13a9cKCvAJhbjrnxVO8Cb/vN0H5Qg0l+SEVwYRI",
+	"vfufqJr8+KGa/q3+sz7fuUoyLK2BTtfJXcJO3dJM93xCr3JrN4L54Uzhkphvs9X3UEZwpgO0GRZnOf43",
+	"QIUkrl29yZa4cM4+DKuJVVWy458mxDLBNL9IOQb/ZZ5P8vySMsNrNMcuvn6epxM3nDwRZKb/+GCSRj4n",
+	"ItSfLqiKUP/x3MkV83d23aC5PU7tOzAJMZkBSRIkojJOq57yryzvzW7ZY1e4ah44lQfqFthc4UXKeibh",
+	"QyZib/FP3Crw7tnr8CFKBYlK5uo6zofSyOeUjdOIVFw0Zb/ccY61Y+0MaX4QeEVx+vnvINawMufAsGh7",
+	"zsWZLS3xVnvTIU+jJUKXMLVpx0bzuH6XtIWL2NxsZOg3jq1N+QpK9NAW1cAtqeEdt227D6Unzx94K3XD",
+	"EkQeChxthcULEpMxnhE2bqpE8ZCHMztLTUV5giRcq0OE47XaC73blyx8i5mDqG6nc0WEWqPbosW7OMbS",
+	"WuZ275VhV95m5UHWSbNVYVi4zE02JJczzNJDmQqDjKuJTd2/VEYAx1zUQA69rOdFa3PXwOMf7RzLqP+W",
+	"MDpCqeD1i8wVZpNWSRpWF5EcI0NBFIanqsp0ch7ZkI5GMCU2vYVJI9f9ePF863MzCKRxTMSsDgzOXVPN",
+	"Bvg627c5zVZsfwG/yqAtzzMPJa98fMUmViFVQ2LS4GtbmOA8kq5fiQOZEjNIUGSVDzyX8HI4M7eQCVGT",
+	"haoZeIViBu4kZlo7dxnbPMA4UTNNixIoC6I0tB7WBf3c1oa4NctlKQnfp6Joxt267RS3Cev1ttUr1uxW",
+	"qlCxbs/Fwh5r9y9VzLhDX1ugY92ORYmRNXu6yiNr9jJlS9bsU5Q2uWvHuToo6w6Ct9t5i33marWs2deU",
+	"kVm3T1ZJZc1+pbIra/YsV4G5U1dX7WbdvhUVbO44hC13s2bnrLjP3brNVQJadwhbaOdOve7IQV0dojV7",
+	"ZWWW7tZtrgbTZwxxtx3PF4Zaq/OC+N8Um/rKik0t6GXZFctd8gcvR3WX8vxWBIMXmXVv0SnXy4BbNgDW",
+	"24niikSnq7djfn9+055Mi7PaGytNuNB3YbKqfb4Ugos11Wet52szV9s7VidmnPX2rq9BoNSEWPFiCLN5",
+	"KuzZKTIFU8HZ2MQATs3lGYeQAxnyVAFVq1K41TZDygbIQf+gvgFi110FOeM7ka8VxrXMreUbAVN8jcmp",
+	"eV5rkpr7Nruif2xTQJuoEqImMv/BXiWeFJ8jKpV5YBx7LmM01QYN44wGxFSyqqgomNl61eu11wUrisWZ",
+	"Zd64OC/LxG7aT+yHuKLgm7cyKeZFPvQlJurY5eT27BUJZwF6JnDGBJZMyx6P/Ih/XnDLG1/9L+skxXxA",
+	"G9eB4QZj16Jabd/n0iN2KtUKTIOupjj/V3/L3UDVPmWXn1yP/cjVi6zCy9JB3gFD8/Oqj6oZZd0rpi5i",
+	"R5OY69Sa7cr7pa8dkSO8vjl77ucFd9xzasAGs8Z/drz1zbeEGaC/uZTwD3Rd/fDH1JDPtowILXHdZktq",
+	"eMdt2+4DXeYuHHgbLzDLEHkocLQVFt+TGE2YdvOhR8YBcQLEWO8wndDIlimyvgsFHy+e2wpNEUUJQ1RT",
+	"RAZ5Bmpjm7kc1M2UXzkx8YpDtLcptSsLF7nIP+decMKFetHgMucSjj9U+vB5ybS0x1X5xW8WWjnKPkjA",
+	"3H1iLXxNdWyaw+v1yuR9k3jbkO4xRxptkzBN77l1G34gjWvx0FutZjyEzjWHEW2FxlseYmNP343kinmI",
+	"23BRqpw5isjYhI2kw4jKCYaQshCFrVOY+aSiKZmZZFySSoVMHQ+YT+VbO8QPNAyR+XoQG2k0Nu/hgI+g",
+	"aHQaRXyKoe/BiEZRFig2ndBgglcodM8Bs9U3YUJkVQFKooeQz1OpeKyhdYaa+crqNzC28VuigolmxDxV",
+	"qxquUxV/lbel9P3t7wlvfFrxZT1BYSqIWhFSpoJJptTEVGUPOKma8FQBgQkRIQS2ePKtcf4YcMbjWfW7",
+	"0TwjGxZ5nz3A7fE2+C9PBcqXRe/j43NFWEhE6NeaWBPBKyQqFfj+CoWgLghl1TNs4xklSRLN5h5fN/Eu",
+	"3K5qZcYszUEqH2cvBu+Vxsl6VfGb216Ea0idpRE+4zxqGahEGn0+nPJBPgdIi+ytmsUscMpVjS6QxD9y",
+	"GuCNg0VUqh/dw4wLYq2dGsyCi2F+Bb4gGYY0omoGXAwlcJZVOK77BJynLJQfUPxAolHNGGiFJD7j0Up0",
+	"GnGhJa4hayOx5M3F4247pc9KwVasrsQe5zlYtbSpPNIKlFnGj9JpLQLYWykFy2BdwedWEfXSY6BFFKtj",
+	"xWjdpcnMPfeqvsD9ay9QUl6asOm/vPJT20R/LzQZf4H3fBvt5TNEcnWN0H8oraQSBBttY6NtbLSNdmob",
+	"DboPM32mZe6hhnfctu0WeUgavNUxQY9XhBqytvFZlIFMMKAjGlieAF0jwon59EhCjBEicAHEMTQb7721",
+	"djZSF3Net+pVKTGL63l8/FavZVXVqxZ4lS5pFJ2bQ3iYhAc5TBdZzcJC6jKaAubN3i7eKx4+fJLSlmPy",
+	"WqbEN4WyDcuMefJorQB5MCi0FwQPePlYiRhtvnebh9LDg6jt8Hlg3PkKMOYh8aS1sHBvqRtx+SYUbSrb",
+	"MRIBQ56OJyp74zFMZ5BMiEToEhFzsbV+Qai73Ox+NTe5csKTF9mbqih6P+oc/3zzWs6zHp9+8Vb5ScxB",
+	"KJPvhTDGFQzRncsN/ssCW5YrNz3e2xsGZLjXO+iTvd7+3gH2gt3973rYf7L75JCE3x092btr5aY5X8qK",
+	"APgSoFah97dUkOlu/vyHV7/vjr1GbvyyBi5+YdRqSit1iNsiMdHgTtu0zYfSk4oDbqte8CD6kTv9VsJA",
+	"0PADlzTjt01UJ+BRGrO6qef49E7Z5vjUFlfXM1Xt842TYu8zURniiKSRngJZ7+N5pyrVlUtLtvsYZJok",
+	"5kmqE2vSM3UCSBT5Ruewr/ntb0CUebJqToulscmhIHqnL80cvRcvzfd2TpS9l+7ft3819SR6r846XoeG",
+	"vdcvzA1P7/VFx+v8jfT+5UPH61zy3r+emQwVvQ9v9L+q90x/Fmnv7KPJq9G7+EH/K3oX+vsr2vvxXcfr",
+	"/DbpPXf/Xvxkr0w0mAodJ1vYkjw2WbWfmWfKzRUL13OATfyxDadg8288ku6rLOyBM7Svk/WHsUCiUCrw",
+	"TUg7ZWOb/3vAIpS6PbFlFX5NSZQV287HJUHAU6bsxJVhnPfwKme9hNJ6Je8scldfAVIGJIpKMSSapquv",
+	"JFfoFeUskvlspybLOWEB1lSZZEyiqMisvn7/8nFV3L2Wj6YUwmINKosPJEkiaq9Aa7CUz3lAMbfW+VNa",
+	"BcWbIHSbZ7REbI0W579HeoO1ye2reky0ocsNXS7SZUNGwgLxt0RBLK2q+X23cNMPZCotH34brYUFuDwg",
+	"UFoLESOS7sGgaK+1UNNOMNuom/ltGTSLADHvj03IMv3NAI4qmd3PKy1EK1KlMZXlNF6U01oW6EHcAK4l",
+	"kEBwKY38NmPK6mL+UX7INQCh8nyvqxZhW0DXRH4nJEC5VTXvAi66ReQTePl+V+OlO44HodW5828ztebq",
+	"3drpwBZ0VDZv9s+ptVvHGaW7X/W2pEtoZZRqjc9mnK4hb5ia2oYmNZjtkVXUrLo1Mgyi2n2u0bLqF8tE",
+	"Kn8xbGXFL2//WvmLZT1Vv1hmVPmLYU9Vv1iGVfWLZWFVv1imVvmLYXNVv1jGV5n9y7DCyl8Mc6z6xbLL",
+	"ql8sA13xy8VPt2u9rZMAN5OSe0yxLkFl9lBTlMWFmeIG+rm92FNGT7c/uMjo6/aWGb3VaWnp79aWOT3e",
+	"2jKnz9tbZvR6a8ucfm9tmdPz7SVkM/q+vWVG77fXZc3o/9aWOT+4vWXGH25tmfOLW1vm/KNOS8tP1isP",
+	"237+8pYkjfm/YpIUnCIgUcRTJdcPirb9KjQ9Uw5D4JhyJt0rrhEXelqZP+fKurtYWc3STH2crfoFtO0I",
+	"dZ57BJyLkDKiqhTTVzSwEO5JVEqrx2PkY0GSCQ2g1LPW669WxJWUX2vUXMUd3xDFJNF/rX5gZ16EJkRN",
+	"KuOFmT4hRa/wRa1An6IgtdMU3XPORGCoT8h8Z5KJ3jXBg0uU/owEl2PzzOZ1VmuqjgcxiYic1HY3zszU",
+	"d5tKkUDRgET14AYmERK46j95eLd5SluYhlShbB7CK7yeXuf6bRopmkS0ytP8ExdRCH/+9/+RvymO89Yn",
+	"wLiI3U6v4SlMTeMZ/Mf/gtKg8M9wfR6QiIgLfhqGNZ205S7Ly3o/GklUYDLEu5o/2boCkoWj1Zhldi97",
+	"n+V7v9Z7n83tfbb+3mcPsPc63u5KLlFNA/Os/qZXbNWP2hwJrybPlSxiPqrI8cV5rJ4/5wXcWgB3Sb6u",
+	"0A6avCCrVhC+wGuVdqgYziP9DWkZ690Bfu3qxB2SInzlisAddrwRzBvBvBHM9yOYG7opdlK/JZcJb0nS",
+	"3D5btMkHugEvDreNN0cODg8AhNZCwJYya07ntuNDNyQ0mnkwRbyMZubVOGTF2R7JrfxeuKin5h77cL1b",
+	"ha7q1YKerVsa5v/C5cJZULDO38Pjo/5unhVbKhInlUrWvYWGltR2yWPMACDv6lnA64SK+9njfIXOephr",
+	"V/8+61nHYEgEHwuU8oI/d4e3oq4bGc8vZO18N6bw4E0HYhrc94moyuRb1ZkGTgVKB0ObdeuFJgP/xHqh",
+	"UMFY8Gk962i1Jpt8L0hlwiMX3IfXCQqKLEAY65a2GPMtrKNSNbIAd32LmSvP3FskzyVcdigwh5i3xew5",
+	"YH5VL+OWuNTncZ87WEHLTOQfiDncAV4Zid8LUX7thNaUOlxQcrt0oWb327LNPpQZMHfYLVaEH8QcKDCh",
+	"xZAo2HozgtZEzmZzAB8ByY2FzBi4IlGK83aArDQE8nE+On687Fc3MjvfU6V+bKarwbHnZ8v6VYGyaRie",
+	"shIIC/gZtU96uR5K4JK6nLNAYEyvkLlkXetXrhLFhlZp3ZRJJVJzMbCoexcC6J5vWlcJ1Wy5t4m7/KS+",
+	"pRKRpbO6P9f5fUK6IVE7d5gt4ar5mprec+s2/EAqxuKht1G0zsHkwQDSVmgUj/aay+NkpoCAiHC78xXW",
+	"R6bSpkp+PXrH1fspW5ksm4gxngq1zqvS+s3VBOMVqtUZjlBIUBwIXOhm0PV3rnZ3TBe587sWD5/8rSIC",
+	"y+bQ0geSP4X4PPfXlIa1d17H9K4AeRkCi5d8OSiLlZSO4zZhWHq32mDgS5kK4NuuVL0hmH8ggmlIlZon",
+	"ytYJy8Z33b4tP5AKuXTw7daaHkKJnMeK9sLjIvP2NylAjVd+u7m0QvZa0NTRzq4Sl2LWMxkAXebylAgk",
+	"kUlPouW2RHGFIRAJg86gs3XfeqaBQPbMduWtq9Yh5IRPmauIRTIArtjkiAsYRoRdWghL6BIY4dTuzH01",
+	"IVdoZKJ31z1+RmaSYtsrxF0doWVQ9AHUPIulX1U+njuh31oztOXwGxXeOYa1jzU3v+8WbvpB1Zby4bdc",
+	"Tj+c4pJjRishYkN7n3M2QoEup1czksHOBEE+1faXT45I63sEqDxPk6pg9QuRolEfCCie9JTe5FjwNDEJ",
+	"ZezFIVOEMglcTeYgIE/AYFlhYzsNi8dUZdeMyyLoEivKzJyb7C1AQ2SKjii6TOUhR62sKQgmhI0xS0yT",
+	"EBVM9PypRKDK3JchCYGPoARms62/cb10wkKQigsyrr64/AzhprfjjqIA860ibRFxG9VqlnH369JtNmj+",
+	"DaF5U3pMFUW1VUw9FAxaC4CH0utWIMVXocs8iI5XhTEths4bPuaNy0mFJIaIj/k2vNYMPiZj1CxYQkzE",
+	"pZENERfyGIYRCS7hEjGBlFnWHXowjFIEnqqIMvQGTGAIiaAxETMPxgKRgcSAs5CI2TZc6LnseBDwGE3Q",
+	"e/fs6fa2973+zzP9n9On29tbvo0+0pJ6YCZjaJxXP/c92P3lRAusKxQKFIfHvSFVcPb9MyMQYlM/2y09",
+	"odcYySyQSfEITaZXGBIWDliXMEV7JKJEYggYjlFCRBGGqKZ64W4QI2ZSYR7Taflp179154ThX/iGOOCs",
+	"erz8ebFuUhLan3N7VOs+KFvR6gIlt9DIQ6iT90km0ACVQCNEAp9JI9/67fG3SUzNKmwZxbZP1ja/7xZu",
+	"+mGV09Lht1zxekCFNMOMdkKED5uz4PgQz+0S2rTd83whayQy/WlCFBAQaDJM2EtH6RnJONU/2czVXCBI",
+	"MpNG6uVPCyoeAGI1HGLC6Aileu3SYhcD2lyp89MD49MTIEOJTOUJgYjr1bX3qkM0KTKkAaO5F96ag2un",
+	"f/jy8f7LZ4cv9/eODr979qTK1WK1F/kMJ5RVBDGd259BUq1Y5At/lMEArlCYlwhDDEiMEKYI0wmNdFsq",
+	"5zcVAmHGaXUCfeukClIhkJUdU0WSEN1Fr/F2YC7OI+8ABUXGWLH9U2A4RbFyvgmREHFiMpVodKFRBHJK",
+	"tY6mOBBlIRZMMEwj916CzO13hYaQbb4K0c9QEcow/NFC/g652rMzs0+TxRUKEGZQWR+lf5qg8T8acLiC",
+	"MwUumLfR5syrnY5DrahO5jOyC4yQSOz197d3+1WHNEyjy7taC8/S6PIVtTdEy+jkFv5Igp4DRtSEJpho",
+	"PfeT3Pm9wIFPO7qZv2W0XaclOw2ZjwZsLr2xdXaaSmPbcGrp2fp3M2gZgjKas+ZBIxPfYbytMQnRRgEa",
+	"g3UJEQLOFDL1g8vVtEC4P5z29g6PgF+ZQyrvUTKSyAlXdp/Hpk6Qtm7AH6T9/n6QEDUxfyHYL+SEmKFG",
+	"Ln1ihPbnwYD5A5agMN95IG0BgOHMpLiybMo3k/hZ54x7vD199/rVy/OL7b9Jzra2QZ+CJDEOmAX+WPMW",
+	"5b7UZDYB81xs5hD2BEI6Mr4gtw0XgKL3UhzUgI3te6micQ7OAvHs9o6fjPaCfnA0DA+D3bCP/dEe7gaP",
+	"RwfD78h+uIe7oz55MnwcfBce4eHogOwP90y7J6PH5LvhUXCoSYcobTx0jjv/1Q36c7/3hPRGv/x+dPDp",
+	"n6qQuljsPDVUcK3S6HrY096rX37fPaoeNi9ndKoqaZfNEeyUyFIBJMpMAagsxkg8ysRf9+PF860sqmdZ",
+	"+hjyoZGpoITlsNaUXTI+XcjbRBT2FI2x1uuwMe8tf8ljraolauZY3Sevc1XwxGUqN8nXXAvPmOYlAvcN",
+	"L7eXJKVT0Lxou9/fPtp/sne0fyvfLp1msZic3c0fyzwBexmnrcHyP1PBXXgyiVOUmoiEVNAdzoDGCRcK",
+	"TNmW+qkGF6VSS5XicySyuSQ4DDChkocIXZOyrEcCBQkKysMtkwmHabUJuoKn40k0A0mve1PESxCEXaLW",
+	"H1jIp1stuLJHFl7Q+JYsNCsJugYBax5FNEeuDp7/+PH1i0xm2HYZaE9MNhVuICk9y2V4Dvh6GVZM/bHG",
+	"97ciac1bMoOhi4usEwdanbv47vlrbK4aSwg2Vc1poHxTD3Xpl5cWqn7pdW8G6JLAGOKIuzWb9Rl5MqJR",
+	"ZNW/gp1WzdywW20hv0Zx8gWOz2Hibf42u/oG/db3xUO+qtCJDbu5R3azFuQ3PKJBHtGQ963gQa3Sqhrd",
+	"bbu2+kCu97mDbq86/RAO9wILWgmHCU9euO00UIL/tjTz7BleCKL57DIYXgieJCaaL0xt9cUJwjCdQTIh",
+	"EqvdcwFROOa2DmTFdPbH2x4HOR4LERliVFdlDbisGPSDoAECZUBZz1jxgcCQqrqViseChh+4pFl2cRJF",
+	"70ed459vPpPvy70+/bKoqJ3xqXHtBTxKY72yHLB6usVXvTYJj1a4GFdZY93wBgWiQC+6RkZ1htPXd2i+",
+	"d5dXwua0SuiygBwLkF/A1GxbpSWXl3OrkHUk9+2k8fnCdLyW2rih0w2d1qTTS8qeTwSPSWORXiZmSRsn",
+	"Us0ihCsiKGHKZpqTl5S1JSGMveYYEokQGIjYMDTj67mkzD2aNVekEkiSIAuB5NsxctQVRCDAcBpRVtuf",
+	"N0qj6AxZaN8c1CrroUGO4Y80RF63z5SooG7dkM+w1+bjo0pby5ewuP76SNpkROKtePqNB91tkLA+EjZl",
+	"TM8helusp3xRje+6fVt+KFfC4sG30oyeg8rDgaTN8HiDV9jgZUOajAUJEcxLw1wSeZCyiAf2PkFNtMTJ",
+	"GtqYrWDWqix7K1KNGG9zll4k0oCUMJ1wOZ9jxZUYr1WZVo/xWmFccY+eOb9VpuOZxtvwI4lSlEBZEKUh",
+	"gv/y5a8ptaZcfr56yOPjH1/91ffAPz4+ZTQ2Sd3tx1eUUTlBYT+d85SFL0cjDJS031wIwqS1r/I+/0qj",
+	"6DlPmcq6XfDklSBj++E1kwkG6pSFup1/otVJm4RZQkxmRvkkoublxvoy+jPEbnECS+nG1ha2BvSNXuXd",
+	"nbq+cVVwQ0jfIiE1qL7ltNo20dz0nlu34QdUWMuH3mr97KHU1RwjWgmNRC+mKeeJ1KMXVZ2tNre9tou9",
+	"cIhXRjzoSZ67RsfHzznTgjYlkYl9yDTF5usb30cI3yiNojVWoJsb+WcDHdYplmyOoj4eaxivROT7T6hr",
+	"Eec+MurWEaslH/vqzLj50VSDfb7kqwPvSopr0mNZTXRfoJD610G2a3tD202fKyTvhkTvQKJNqYkZB2iT",
+	"DtDkXlu10SZ9c++ZM3yd30DP91VWtpBzkKoRBrAWaZdGv/mG5hYrdo7pPeCJfuN+nq/v8JtkXq1zYuSL",
+	"anzX7dvyQ/kxblOn2geVhwNJu+HxgAjSetx4KLRoLRSMILqwNslq9WDV98uvdRYnWNiaifTUapZMSIDw",
+	"53//H9B1N5uXODOf57WEcnWEymU3xeJLgGnJWRnLszGfiLEZT/L0uzJGRQMJAl1qSqDKPC7PbUv/61Tb",
+	"FRf4ColKBYbrRKreW0xVxQpu0+TMyTfpELvD4X/rGv7XjCcN8cQcDdvEEJvca6s2+kB6W/mQ26ix5LB4",
+	"EEC0FQrzHF1Dgc3co5JqeFh/821PPUqgmW+6DIZlDv37kttjuQTSL8uyx76bVhOE1G0KiMnBY98EmIw9",
+	"AWdKkECVa2fN9TAJqKg6NrmU/uX8/TsbreJetrvYmnDbgE5EFRnRhpJHqUL4ePbG+LGYy6jLBVzREDm4",
+	"xGIxhpTAhEt1YiJhhphfxBSPvSdKJfJ4Z8c03r4iEReEqR5J6HbA4x37GkfuHO3jUbA3POodkMfYe3z0",
+	"JOjthwdBD/cf7x8e7u0dHT4+2HFCgQacbSdGrcndTamgde4U7pZRTWOzS4ZXzjC0Db6gXD2PKDLlRvZ3",
+	"St89S2kU+kAEgs3SK032MD97My8Wuy784PqPuIDAfCHzDAa6YQCnH15vD5hBfAkkC3kMaWjeNrnRoMuj",
+	"EAQGXIRZ7TUOPrIxZZjNDfkcA2ZSPG2ZZS/GXFYl1r5jpjcahS+IqlBmn+UZpqCctOoY/H/7t3/7t97b",
+	"t70XL3yXJyNPrpAnU5jHvr3+3m5vd7e3t3fR7x+b//8vK5fz46rUUu/SGAUNXO4rS9J6bSSDytycu5X5",
+	"B+fAXanUzecJW0giUZTpcBhgEDHrAt3dI0iTBEVAJMIEr0mIAY1JBCEdUyVvTxt5l9RjZTSt3FI1ot+A",
+	"Kj05oUlC2bi3+6S3KiOX11kgsQoepslNg6pqqds3D7kSDVYN6jpUDntVteXPyjmWZxorJR8rY+8iqq08",
+	"hRXnWAWKZYiXKbhKKLueDWmkpRRkbdBA3HJeXiFTdxAtvh7Yt1dG5YR1O1ag+4B64OO5fH6MTzORRFjo",
+	"5RftA+bSfdpcd9LkRYSR4PFC/k6Tq4Uq6GZZ8nTDnYgolMrf8kxr/dUjOWAyjWMiZieAkdTLpaORrw1a",
+	"X8tbv0om6Ca3QmJRWs8P4e7wb/G63YQlL+hoZOJ6q1OCBkSRiI+lK7qUVQNgJLa2uZogFTbPpVW/DJh8",
+	"zwbLTPhUs98ZGC0RpqiFvNbVPBAY8yuXL9YNe1LMZnoznhdYEggRjhTwVFX69/TZrWRJbzMBUCQ3mj/i",
+	"SqbkzrMO/M5d00WiKK+qGNArn9oSpZTSGvWYcUTMUY6ersF8mffPiQsGbNC9ijP8ZNTbxnxV7i17Hr2l",
+	"WZX0QE54YqsIm9oPl9Vpf+8Yj/WSpXH2AkemwcQ4w0qB+kWQ1g9IrmZ+JQaGOCJppM4vKfu4qrZ9K3yk",
+	"lzSKzs0hrLEOWc4VUyvDQZ5dZtkqzB9LOFPJsSvCtIo/RBjydDxRtZIXGEyobfRb3NVHVGX5p6uOzS7z",
+	"XGNi/f3/VOp0Awis1RlhlsWhxq7XDBdbRMxFT+QCPswHiZW3XsKCDPCrGUST/uw1eESLoj6/Hi6zliv9",
+	"gdmJ8V22kaOscKpumMr9MpWGzK+CabXEALMLanS37drqA12AzB10G33/BTQeBhTthoPR1RrWI0wao1yZ",
+	"sEmOJHQpC/Ea+lmdEPOo176MJSzALaNkuOf5XRshu2vq5zl7OEuQtHZidLeAe8oI4dL1X1AUK14/EEHV",
+	"zDz2LiXDdfy9sLS+judj674auel14ue/GFmnTLTXmZIoSkhSM89QrRTBpYcii3iwKLCL2edldYaNN74X",
+	"mdeCvnJyfXiT4c4Ev0KMfT00v376BXlvb7E39H03+m5UJy1ZUu1SQhrfdfu2/KAa+Q0mdPug8nAgaTk8",
+	"cu9FA+nDQ7mmc+Q067HCM2IuFAmNeyGfsp6k44kyVQBTJtMkMWXganmICBXPUiHVusub63aD9ybmUmWO",
+	"rHoLitQrKvCisiqG3XpWjDMydaIVwoiKem+WSaTOJ1yN03V9VacLHW/YMeOsJ23bejsOSUzGeEbYGOsr",
+	"BC+KTlVkpfE/uaAxuvKhNd/+jWwM73JQXQUsNdDf8hBvyB8lFWEhESGQVPGYKBrUPyrd8KwyAOmMpyyU",
+	"kKBwld9rJrc2BdaepVGE6jQIUkGCCsf2eSKQhCcQ8SkKTVAxFwjEtFdYc6aYjMlvlOE5/Q1rQl5gxEm4",
+	"/omJlJ0niOHbNFI0iajVyBY1wIiYUATFrSkR8yuMkSmQumvNTTmc/oAagPbefmmm3UoKqDG41ug+IEMl",
+	"iKq8Sa++cPhpvtsLqyXaqjVvMaRp7N9e6jXHtIWDqwRuBWlVHV41tlUCcXnzBR2WqGyeM3qFSFnmaotc",
+	"fYHF/FLlL5cYpNqOOg+MWaAP4KNEcTrGqnN+x00tZAwEqmNXPlkbFT5owKJUEKdSZbX7Z9a4NeFJLt+e",
+	"wZFhRNjlgPl6op6Zyfd0HxJFM/BPk0SbBlkwEXT/+ePZmy1/G35y/J8zGwBJmHS0etDv22gXqhc5QWKz",
+	"AbtghmKaAiVIQv8VZ51PGgSUjUzWN219kMDs2vV0RWE7XicVUSlodkzVJB2aQFnXJPt32eQ/QxL2OItm",
+	"pacq5n7PxBUpJDHoWWlAIpATzhUK+POP/5lfAmmT34a8ZDeE2rIdMAPPzHFQ+AU8GKZhSFF6EJPE+QUC",
+	"EkU8NZ1NMRfpgRYtqKhlDxSF9AYssaXVzfI8G91khza8UC+KSBu5TFmpzq4HSZQu1vQkLBywIoDpzz/+",
+	"7oPkoLUWFw8dkGCCEkaoggkYAE1LAT8wRDVFZHORvXJ7wAbsL395zplenP7mL38xX8FLg4tmcTINApQS",
+	"hjycmXCo3wdOGRx0jrUq6cHAKIX6459//P2Tf+JQGYXgIus3YLDQ1dbk1RqprcKrxzFdzI8d+3OMUpJx",
+	"Vqe388nPThDcL7b0uNmr0gAxgOXMTKdJyQPfRmWbv3iCjCR0e0biaO6Lv0mbJ3FngiRSk9/M31qGzX6z",
+	"U+pRlKCB9LctdPQM9vmUCZ5yPqaEjFE+gu4QIz7d8lyWVrMtaaKgfrh4+8a22taAPrW9HTkrQWhkeHNE",
+	"5MR1zhtoaqXW0QSCpypzQWTR5b5ndx3yQH8Af8eevtzxt6x7SlM4huDv93fhrYne+oAiJlonima+XYX/",
+	"hgc2baSNtIP5BRinmF6dB7+m+pQvMVHzC/lPubMsxN6Ll/7WNmhO50YLeZDGOS0kgg9RHheA3/EtCzrY",
+	"LvCwgicGRIhZmQFCJf8zAFnBAk/yPa1igX8BP9uKDxIjDJQ0jV0Q2u5jyM2EvEx219XeIzEqU3MYWRq7",
+	"l3Z6OREqzZQCEyify+AQeyG6IPogwEQVTx4iKvUnTShbnildR6LIB86yaDs9qsEHaYvWGZjZ5QDRuwvw",
+	"xORmLYwa+1jC7XSJpPSMhmDNYed9AlMoEE6tv9O84tCNrMc0D750x5RDpMiOZPi0jdj0LDymVKLtiaz3",
+	"8XzbHNdz67bqvclBb54PW1jYIY031/Ejyo4X5tUnlE+qm+lhJ9y8HmAzfXhakOpNlJfhmyX49vyywVU2",
+	"jPnRfj2caVtJc7aZwq15NHlqjqbrDsadytZx+UwKj7F9B9P1S7cWx6D1+IxcDYtZcCjPFWW3RwJdf84x",
+	"6m95Ge4ULyjsOxoN+5PsZAVKTa62sH9M5vbr//nH30/1XrLiDl3fPDjytbAy7u+9fj8fwULhP6coqCZm",
+	"u9sMCBqbQJFLlOD/6muWSIMJXCImdo02tJQ4dhITpQWZXuM8dzOC+j/9+tQJ6e2S3/NYYGg2rfm0gapc",
+	"mMcIRMnjnJ+ZCHezDz09dF23p2lKQ680tO/qhA9nPVNb09GZ3k4+1UnOKCljGGZthlxNbKWUnBtIsNrM",
+	"EF09HhLHRJyUmI8VEkOudQ6I6KUZ12CtETXdlxdkLD3Y7x94JUrJOXZ+b2GBSTWPYJwZdUjbD/agPto6",
+	"5q5RaXV6bjpmpo5/1yQbz17kSGQh4LUSJGdahlgzDHhvFDT51Pb+dxMybSd7Ng85x2M129E0RCAmkV4Z",
+	"hmCadRlX8Lh3YP5vdw8meO1ed3gGDppvblmghFpMuFGmGEW98jiqeM2UxQqHHG05pAm5wpJ4sXRIMjIw",
+	"3M8QYDTVukUiUCJTJ7ZdEdpsWagVRHmMOMALzeWW6oUSNwteW24+RpVFlkM3s+LdDKY8rmGY9vYlo1fz",
+	"66MMhwzALWs0e7lwl1BMU182tC3CnG/N6Eq+NeD8YyArOFJMxCUa3l7Jm0wgVamws2bpJN8NFxCR4NJA",
+	"cP7tnnlipUd1Bqg/6Aw6vpeLH1ewXaD+JysTHUWlk8o5ViERygqtfQqg4R/ob41goQz8v/b0ofSyV2CG",
+	"t5DiWdHrF1snWqXKBzcQjOm1nmLKy+pytpCPZ28csNyTQLv545xetFKuHCO07wp1FyKBJ9YpamnD0rkm",
+	"u0SgNiIESqmJzx+aLN3j32jib7kYey6RaRHgnxoNofeSBTzUJwm/9myqbsPa0YHK4a3hDPaMNOA5G4Nm",
+	"Ih74r0e9d5xh761muT6MqZYPlrP8f+y9S3Mjt5Yn/lUQ2ojsTlKUSqUuU+H4h6os29X/ek2VPL4RnY5I",
+	"MBMk0UoCvAlQKl5HRfRqYmbbm/kCM33Xvbp7z74/xP0kE+eBfPCllHrsaz02toqJNw5+OOfgPL4/P/sm",
+	"Ede2uHTMTHOrcIg5/dMiv4T9wfunJqy4g58r+/EvB1AsiYSXE5Hg3+Ry59AHD5mHMGfAaFyVDwSjob3V",
+	"+4RYX+LJrw4PcpsWyqFEhGfW2UB2C5MRy7VjeFgPuSa4CwIdNSokhAhRBa5w8buAQYjIdJ/iwLjz66lG",
+	"RkX6stVr2AOEJMBukNd6gOCFzYd8USMDP5Ofe8BKPDt8/uxkAPKVns0WHgACuBNYSLpogLEmcmRQRRm4",
+	"uUx4UAhApEcahAOxdnHQllLQfh+gmkm7UAvYHsRZJ3IgIJgIHmTywqHL3cPCK0rpFeYcsTGuLdS+E3OL",
+	"rrleFVcyF52k14NfkkgcCidGCA0Med2hSHhJyvUggZDbANkoV6y5hKvBi1xJ58UhC5OEMzJXPdyJXqGu",
+	"ZK4z6UNDCGByxqJlEoE8LUmMhvbHhTU+ME2yXBpeaYnEi1p5QIjGxBw70uDMaYHIU8aavriwyJGUN7w1",
+	"E1UgV++tAHmTlvVKFTIP+2DHyNKWZISURcsMv+ua+2iEbTSVB4FQxzbP7TWxhXTCfvj4xgV2OKlORYKn",
+	"8NX7j5+GJZgwNAKMIPw4F2i3dwbN9t4XegKs+N+RuKw+zy0IOAkcDxZMV2CYjvAat4+iSvL+w8Xr9+8+",
+	"JYCL41xPppS73CxJGoXrE9o8GhwLCf3jffLd+UUkALoiEer3V26OiLUSqF/1EeHFlJmZP/TCaC6Wc9Vj",
+	"nmYojHVGj8e0Lj/ywVai5oNmyluCjkFxpZCTmcK46F5TGVCIrQ6EWCoQQAqiVJ3nIrcS8ByIGXN3d6M6",
+	"7NIRNkplJIQGhvH54FlI8EhzU+ZK5XauSkafhOyIyCKoMcpr181VWtJ1notwMIgKyH9rvnDTYYOs/r9r",
+	"qf3XJwMX1AYrt4l2Ygr348J4nQtpSvm3vKsDGIoOYgqcIW0mgY3f5CEITCjN/RMufe8T3yLoWYVPGdgk",
+	"YhoIqmGHSPbzdGAlZsJn/2Y7Rj5deDtRxGEfDqLBYACtjpYBjiKR9HqAQzBpVTiQCuaANhoZoSVeabAP",
+	"tBQflS+WvbMxpdqA6cCYg+O5EDLL4M4rR3Q4GLBKYYaoWOupN1dFj2rWOz0++gr7QrKtdwezxnUP2hJ8",
+	"P0INIWmTWH8MRIsOeeNCKfKhnOcyRXEDGtaGNNPWULZHXTQElMTYHkIly8vYZQN1ukzZUBLJPdDJH3qA",
+	"H3nv5WI8VsAHwvniZmikXcRiaB4Ow7ywnwEq59LhNTsjqi7sYjIFtg2+LyvERu0QnmqssEqWCCIZYQby",
+	"fIS4Xs8UPoaO7JUSh0cDEdRzYR1rB559CBBppcP39YPD/mfi6Y/hwkYNBMwWVb1+Ko04PBH/v36JkRGE",
+	"IJ26E8fPDmuFJekXLPRxcozFjw+f0cqABE/XrLF8eXS5KmwrkivrLMZF8O1MKA+MKmqsYge7skWp/KoQ",
+	"WJmJnyaR+PjtK/HV4eERNPrLn8VJ/7BbqonwCcIao1JkK9PcOpWhAAu0ZWeqFHgMw1YUwAkvW+AkGyDF",
+	"OugPcsLqq7my81z93d8BfjaUegh9cMUlIKscTP0sPxXpVBZO+a8Xftx7kQDbcEC0FJsANEEIYbgLbJ0o",
+	"lJfaqKwbsc4UK+paECy4TYGHpNX8qDKbxgalijXFMXdSasFG2shi2a0pYYMaOehkf4ayXw5+9vZLEpvO",
+	"Rm19XfqIYAzAzuGCsiKroQ1y2N2osNdOwZUb/j74mXnCL2EMq78H8zWiteDEG/FLCStoTBabUmOy71hY",
+	"3TEaBA7CxnIdrUkVAjVPKzbUJU4c2NbVAmIuEXuCOjGqsbiWxobq9LJitfHNSiML8kAZ2OJSzT0LVoBj",
+	"GSpb+LolXQucpyHJSrEBeeyAxDHUvgRQJM1+kGEBYO2YW0FGxS6805liFXZ4SMi0TGKD9zlnaK5p9I2d",
+	"K4RPIUtlOfwLb/EIljM21SuC6CRwds5hHEm3ZrgKEjA9tkT4PEJqARIdE9QEDIVEJNJmQkVic41viyAk",
+	"0pRybS6dGMn0EvgaPFvISgKZy9qu4cdA6N0+lNx3gg2MYpPa2QzqVWJ7uAJrmlsS2r0dEj/6vXUe4Aot",
+	"dOBy0gaj8GAjeLlwGxE77ONWQ4nhi8GLQQKHAV8YE1IGJ3/ofWuLa1lkKut9KKy3tArCWXrtzHWqjFO1",
+	"B8u3ry/WHivh3JPeo2+LyQFXcgdQ9ku057XPa2+d+BqFKormc2XNr3q4d9gf9AdQmTFlb7j3rD/oPyPX",
+	"7ym+Ih/AfybKbzbxakIdx0nQHiXOmmywEf7qG+0t6Z1sSoe/2uGIHwiQd2ywjv09HDg9ur/O9oZ73yn/",
+	"vZ2pDxTALnDeOI2jwWCbSU5Z7gArfon2ng2Oby78zvq3NtNjrdBg7HnbDvDAUI1nt6pRe+XfG/7TT7U4",
+	"A3tvpEH+fU4z93Li9ob/tIfndO8nqMnIu3UzzxuaDoZUvltK+S/YuVcsLCJ0xGbp2lxiWn0SNaDzjVv0",
+	"Ekfy+DbponHDVRzHzg2rrsobtg7vI963sI2B/2lsI6GcTq0RHeYagsK02HcUdSw2M43MUjjPJMiwYlQx",
+	"8IWntX0HAn23ZNMQJ7nv6h0zNqxI7Mx1egnkY8qH6+5mEirv2H5N4R4mh6wWcKer2vXtNPeKqjLpVc8P",
+	"W80HqyIHjRYw4NwNFaCXoFtAe8PfltSPb03qx216WTkcf8Pj9N6UhL7vAhDd+lQxA3rD4SKNO58upMoQ",
+	"1medky2fO9ePAKvSh7Ex/GCMb6xs94OvP25qrw20ziVYA1xq8msl8DdXHmIVG4oYuPPodqPmjcssNRrc",
+	"lGJWuap49mKz8fCJtbPHQeNwfTZcH42yUWxIHHZWdBYGeWBudB9l2S73mMCyJqLJsuJDmwRxO9954F97",
+	"NfttTjv6uTyhwu8CFZAAkVlR1eltgQ0sRuxkeGvyIqEBhfRqCI3DTbHAas/C1lA4ejyztd82xgrDhypZ",
+	"kPQy69JNWOX9IsUQsdRwOkBSLnJdibFbzgepV92dDscTDf+6NPxjXSPDl0jToqA9Mde1PVsJ+wPqFhHr",
+	"hnXLGIqNa7IQcq3UBJXSvi6Qk6w9pUNNYPVo9KVWgE0Y6rHgRIePBpwFernCeCFoHkUiBit/OKav6/bF",
+	"OxTk0Vxky+26i7+kqxunBXJ8GEh5IzaYTtHZrq8iFRPpOkrBtnF861q20+rQJvBzgr0n3ibhSmvKxLtu",
+	"xXCtl3dhzZogNnQnDslbdK4Kh4sg2XYTZ4X/LO9iNAvZjREvSSd4J6j4thbHrsXteGFvUfgJhn5DGKor",
+	"hgOx1jTEN8JRZtPtFysquOHcGjwCm1XawO+xiXEB5fvknZRbo/r/7JJTYax49c27Lqt8XWxWdOV98Q6f",
+	"MP9RXslP2PvpqmF2MKbGc12qQCXZbG45Jd/Y1D1GZYZ2KAFseLPYQgJsZ72VCo4Gg9J4BZ+O0fo/PP6x",
+	"rtYFtl98VPhU3SjMfJF2Yix17k5jg/aSGsN/kpVKbmUmRjKXJlUFvwyW9vbaOK9ktmWnv8cJ3G2fCztS",
+	"rTfttUHPyLyF4k9fKQMzRx19beHLwYfVR9nw4Gc3lUfPT7azAmcoJYokqJHd0qSi16OXAxYtVamHR9Oy",
+	"yvAnkIKrwrzGBs8T9hosPtCKSXTIuwgNRNGYC62zvA2PNV3yFIpN0uuRRQ6Norco8qSh5mKTlrnVxgu0",
+	"O+R9XAnnjkr8MVy9QS5gWmOJGSXlPluOoMdJcAah8QdfkGSHFdUNNlRTxdoxwhkOlNA9rR5DL5ZzVeKQ",
+	"X84VrSCO9Vqynw1zVpFI5Hyea7KlOrCpV74XbBZKGYFnV175l8Zex0YDk4VPM5MFmcFVeAv7UxvSJya+",
+	"3geb63Q5DMYJPVekYt9Yo/ZPY+OkyUb2cyI6kkZbLFAiIVMUHA1grcq6bH9TWOfYeqf3UdHTRugiNil+",
+	"tvg5ER16GXM6mIep2QiYY9/tiwT94hLR4efjgfjlz+LwuIsGZziXZBgbe6WKXGLwc+Kxsn+WKdqcIZOD",
+	"1DdTBcYo1kZIlyrSqdsiU4XoBNOoXI39MDbJDH0KZeEPoIuCH6DQnJMMVyS/3SuTwXZmhZ3PA4N3fHhC",
+	"K2LIjio2FKOYrG/pkR6dV0sT5Q7N5OveIClzTEBvZN4iFrif0qDZAa1HzJ/QCACaJeNL9Omu2Qbw9CeK",
+	"RkvWbbh/naPBAOXNAY41Ngkdg5JpPTkmN9stQfFPm6LqKhnCaQMyFB2edtOqiYp3t0DxW0CCdW50XV6H",
+	"mew7BqDopiH3g+/hnAKS8HMc1d6ru52S1zNZNzdjHn81fnGSDV4cvnhxnP5DdvL8K3k0VlIO0ufPZTY4",
+	"fC6fjcbH48PR0WgwenF0lGaHz7OT9PD5aDAeDOTgxQZ/1zvxtrREX6K9o8HJLUr/aqzwS5l9pDu8NS/8",
+	"zvpv7cJQH4cnt+3j//Fd+96o6gJspmypXbx4R/GdS2zFDQwPvjLXbNOAQSGxO0KjIbbZc1PJ5iCFQsh3",
+	"EYuBNWUT37ZUQS5dZZINNYJq2tjrUzQa65TieYH+pN0a/8V1YoNclotqxkfptLIlREAJxqqMOKVBYkCe",
+	"SscVmw4NmuwOnZcTfO+Be5GsSgmhNN5IOJlr7dNpty/OVlg3tMmLjS/keKxTcrRhU9b6GjlbmsbTdUem",
+	"wmGME4tGBltg5iMaKSjnfnumryW3/s7iIJc7Kbecxs1s4tXhgZxAHzWqbS4LRuKhIrfVBlTS+s3S/Wv3",
+	"IZdLjEU8lYVMPad5uqHaf2lTiDL63FFngHOHRfgN0fJXJaBS5fKlKVk4L4gU6tq+AtgD5J9GOtcYH6ei",
+	"JqacFUpaf2JbO2fBq/925NT2zeU2ZPefJ43XXs1+zxfp34CWvlPk6ixD8IYt9MIhD3ZCz0su82tiz68P",
+	"IjCL5SMBEd5V0eGYmelUFjPXrdFBmQZ2jRQOqjiLOymCkqE/DKoISeQfCWksQyTU0n4Vf70NedxkxPFR",
+	"+UVhiFN+WXUJXKzKx+T5SyZr6GqFRbqbbdfKHbr/t1U1l6cra+uVVaPQdhR5M7Pzksn7IZDPE+Xsppyb",
+	"aMZk+Y38DpW57zcbzOKR3GqkfxmVG3czBbRCDSj5EGAD5vGEGztwgzd6B9mkqlAza26SlV5Vxe43fPBE",
+	"HovEVG2v6FzqPBcjaYwqqqhdZykpYV7lC59O66LUTLt0E520QJiwyPcfY8JMnlBmK8qk1WZvIZ0qsCTG",
+	"ldwNNFXhC62KT8rfe8RZm9FjwZ6VgKLC0WYGKuHIo9sJpQ3SrC3uA8CctTk9oc929NlAZLtpDC1R2gBR",
+	"mXnk/iNQOZVHAz04Y4pjTMZShSzwkUlIjJe878RKbhny7L5BmVwnn1bwVHbxEHCpnMwTIO0ApIr0bqal",
+	"Qqb+ZhyiUvcfhGAejwiBcNtEZyS9z9GMzykX0dMlBRjDkE9lyTr0zAs7KZTD1tcJpiXyQNmHATswkyfM",
+	"2Yk5vNm7CQgjAKY3KnuqYvccc2gij0bZU9+3LbJ4WaQNhvDyPQAM4Zk8Ych2DKk2ezPp1FyJtz6PN8y0",
+	"V0JXszU2NCM6HNiH/BGKmtdzCDQZsQk75iC50nbhGjFo58XC1CNTY6vwYSYz1T0Vz4NBbGnFmlEZ7WKz",
+	"MIWSGUartoVIbVEs5tt8st7ghL/R4/GdDDeh4hPRrRHdZodAdL9a2ezgDVwZ/tYINHgNrhBpG0flc40G",
+	"xuSSQUGiO+xRa9R1cHZAx9oQ796JidVmgla+3T7F7wz+S0imsAQLHyiN/FSMIsdYV8/TUBaE2RF1Vt4R",
+	"7NgbG1uIumNvwz+35hGhaCZVELYVn8ptzoZE0r+VE+5PT6fnVz49m9xpd54VSue0kxM8v/rVrbPP8GC3",
+	"Kul/H1zld3KmcGEeCVupTQ/D/6lADJv5A/rcgq3Etbv/PGVJBk8ItZWpbJDOdsr5DDzfzmA5K7xkCEdn",
+	"5NxNrRe5XNqFF50k3HkhFxrmPDog19uxzjlSPn+OTUJfKMIqfdtSWPhCGpeTh0uEkToL5Q7W61PxRrok",
+	"RcmM0Glp8ic979UyRnhZCFmkU32l+pWvNHHBSchKELx2JQUD41itVWy9VBrhFHqxohkqZQ3xfXFmQuPk",
+	"A5pRjFmOrkmct3SXlBohohAprszNiDFMV0Irn9YdLKsESHD7lA2JXDovOs4KaZaxqWI8ptaEJAS0506k",
+	"1nlKUcIDdftipma2WEbIzyADJdFt69z4IqQaKdRkkcuC/b0dxaYfUcDaKMStzlRsBifHx9CSsNdGFSU7",
+	"+YPRn4WaWzKCmOGJJN9njKONzl5l+AZ2KsdUOrGZ4FNT+MYezhz525pJzek7U4VuhJ9g6qzeHkAomsam",
+	"DNe0kq+DvZI3e4iLMn75EKiCUiO4RiiocBpEC7mMhSTOhkIObuQa7xS5ugf/QXayRb/pTGWwDvOc4jdu",
+	"dLI9x63me/4uSEsNPEHsl9UYoCs7KTmpAh2k3bwfLmkjj8z2QA5MnFQnoRAt0ix3pprp3y2wwTB4qWa1",
+	"w0I0SSRJbC9GBrBFqrLYFKrHWZc4UFUI8F4eMIJLPtF0PLt1eauWNoTFqNgcntzsh15zta1HXtp+BsJO",
+	"3pb3eVsO8I68ytMJ2nCCztbkpducoHGuPu+Unb6FAvdbfw5TAO72kQg6sKUUdm73wy2UayHn3IkAfndi",
+	"TqCBJylnq5RT0s1usgFJCJjS3SoXECvfYqn7jR1hHo8EO1DMnfG+lWIu/nudAA7UHxd6PgeOpx0xnNfK",
+	"PwyyqGb02AhEqMZm3oZWWlw66+v7MDRtzTk9XUZbL6NNdNaGzNqT1sMhqCcyupmMdtCOksXu2wsK3PPr",
+	"SsnHYjMN2yk6sphZUpNyBrEFRk5qGCdyOvsmJbQBkLvQw+8PPJR8sn/eDhxzrVLMIDeh3d5KNBgJYYQG",
+	"GLuZYAws8ZIL/ppwQtE4fhe4U5vzbww/94HWEK8o8MqopIsdkned1FrgVG3x7z9c1SbzhFpbUatOTDfQ",
+	"Ej787gYsKnKn3cL34k80vkfCeHDKVbeYc45xTr5aDxZIAWx7+EgknP5TQ3TG8vpPuAmrG3XwM7W2/XmL",
+	"km5SpOyZpJDYHU4ImyvvMaOJU10hJ1KbTeNNgS8+hQoYoTo2mNNOO3HMSVaFUxOM/6/DM9bCKUy8zAGu",
+	"DeUq32iAGojplvceViNyuiNyfMI1v3iSt7ciB7/6Y9xZMiceE5rQst9EoTM5dzvIssxGg0lcuAk2BzGy",
+	"ADK5ouANXqYU/r7WhFuPOgan7S30eb9lsrdy/kiQEQiEUDCVeW4XTes72MkGLbVgbd7K+f1nad7K+RMg",
+	"bWVlZrjFW6iEkh9vT99V2JnyU7WgPDVopeU0mkWNbTGTfijmeq5ybTAx90RFYlwoNzWUwxoTiWPmc/oY",
+	"m8WczKk22B11tBlbTsdMiRy+v7j4UGbSzhYcThoDlduFV7HxajbPpVd0qVJVTsgtC4WGJ1Wes4/nZ9+8",
+	"Pd8a9Z8WYjP5sfEI/Il5+jFzN/yritK/Glj/S3Tbpez/hmDUIJTayGblMuwK4z3TjowfdjG9b0Ohe365",
+	"0DQeywVTbdpOx9FQrs0NQ0UfwC1DE3m6abbfNOVW7yQeSk2sr26Qmt9Xxe43hJQTeVwgImx9A1tSRAtA",
+	"KZfz/kNKOZUnUNkKKra23TuJaJ7LpSpSWWS7ceUDlnuF5e43sFQzeSTIQlssUt67HVrZGjG0gJRqIe8/",
+	"plRzeQKV7Y+SFSG1oSOvfa5aqeYqrVySaQe138mZSigvITZzoT77ZLMujrbugjp7CNCEU3lc2OTD7rUk",
+	"qtbohGv5UOAJJ/OETzfhk+c930VLhZppVRyk1oQUubu5Hyr/qlb8niPN6oQeC97QvEXa2MmKQ8avO+mk",
+	"DfSsLu4DAKDVKT3B0HYYWqOxNiSW24ltBUJvsOCDgB+YyiMDHq/kTOS8he2Ioj3iwHo+GKyByTyhzI0o",
+	"UxLUbenpAFMm74wXAsX3nRhJp8SHd9+JDsayYBHtdYrBQTgsg3YczmLfCUy5HBKGi0KlNreFymIzWpZZ",
+	"9guZ+n0nikVOYSIkZwUWRqkMHcH1bJ4rsvfx9FSJ48BRQyeyuFRFbLBx+OdceCtcbr0bikJl4q//7V9F",
+	"Mi80rFsSiUmhlKEfnUqtyejnUb5Q9Ktd+FwblZyKUS7Ty9hoJy7V3PfFuUyn2LLQTlhcIJmfCmmEnWnv",
+	"VUYfKY4HLBGNTeDQ+rGJDYyepjq2BUbiEHP9WeXCjinDfzkzMlRwvpB6MvWUCg92D7Pb51pl3di86I00",
+	"+ekblTtRRGISiVEk5BD6OuyLt9T/tYI22PZBCm9zVUiTQncmExfia3F4MhTXnbQrvhbsxp+Kv/6P/yUu",
+	"InHISeaFwN/+tzh6/lz89b//K3xDy6xOSv/sigPRCR+PLrp98Qm2k+YHXWvMa2/H8OOiUOXOQct2YbwT",
+	"GMNQev7CcVmMkMbrnsy1dCoTKpuoMkyXDEsMJXm7hMCYGoU0DvMGpsvQvDZiXti5LTyG8bj+KL4W152i",
+	"G4nr7/DPCfz5Ev8cdU+ribPV3GIm1OdUqcyJQ9o87USmr3RG4VLQgGkxO+U83c5H4hIWF1ekc/1R/D10",
+	"9Pfi+mU3wna1o0HvO96jfmyO2MYNCHhfMFV3PiDBMBVH4pMoaTcS7wWT7CkNigmCVi+fTyX2JZ1Aeono",
+	"NyHFGM6etkb8x7+Lr8WZOICt7eLb/0x/LqfkVJOAqmXu2Ln840J1aWFrtIlv8kOR2itVAC3PxNfiEib+",
+	"8Ze//Me/f8B1gL8+4WLAX+85XI4QPAeYdzmTr2H1sOovf6nV/uUvtQZ++ct7oMCZ6DAFQ6eDbj82z2hF",
+	"pXHXCEtEkZig3TpVOz+A5irjgDe0SvhbR4pf/iJm3WF5Rmn3GIHcVM4VB8UYeyRQsqAA1IiES2Veow/a",
+	"V2wdIeEMh0UVPrz7LhIYhSYTub6kwDjkORIi/aTSy9xOeDYcK+f8Qk5CSKLYlAFyGjj56fuz3tHzkzJm",
+	"D1NWIAtxJfOFcs1QPVQmNtcFwJvBSIzAyfp8KTrJISvmDvuDpEt58ClRPBKeeDY45nhExgbw12bSj82Z",
+	"mMkcSAStPWGj0bpzIIychazziKRhrFB2JVoIXEkcfvTS2GsTseWKsTTjCAGYoJQjiqAlS+N+wpsJY6NS",
+	"8nuMVSLxigOY8mJmnReHg6Pj//M/4b9EOg7HdSzevqRcCHw7Nu5DHg2GD7KFnmgjc86Vj+MWYyAsIIp6",
+	"eBWc3drdSqRaG3hskgO8Ww9+dlN59PzkSyJ++PhGdJBwk16PgsP0sExvUeQJds0Xq8yyQjmHkYrCFI9j",
+	"U+0Q3MbGwEbYQlxL7eFP6THW1VDMJRrtSi+Oj76io5J8VL5Y9s7GXhXJqZD1xoTzdu6qmfEgciWvlNti",
+	"TlRn/JA3+dVYWTuxHwhT2xb/FHC3bYX3hM139Tco1+B3zP0eH311c4ULa99Ks+R+3N8sSs0av1wxprs4",
+	"55D6Zpdg/onL3G+ZnGbxWFKC0paJjpprZzNF2L6aP2It7xH/UM+x1TYP28MgkrUJPcIsbK7cydvQye3S",
+	"sNHiPqgsbDSlJ41OqyRsLuz/HUjsYDUt27piJ+R44zCk0BJwsmkzZ54DcmKWNhIS+c/tCQYT4lMxuGqn",
+	"GdkTwRWEFRKlYrOiAUIh93qq06nIZZaBXM+jQhevSMg5yZdBmEKGuB+bumhQMMNPSVmpOvL4JQ9azrou",
+	"GKgbIryvUfDdctnd/mQ+ZT38tZ3ONmU9BKLAmJgUn/OOh/JmrH8oAP+E6jegeguimRdyeYOEQUXuuYAB",
+	"k3gs8gVuGGtm0C3+ppyYVIOCLLQghjdU7iFQBMzkMZEF04OwYw5vj7/egjraXC/lyj6AK6acy9M1s/2a",
+	"qSirFSW1JKEHQj1PhLObcHaTjJ+q2Q0GkhdU5H5fRziJxxMuZnaTxTWVaQEVuHD3HypwGk9QsRUqPG/z",
+	"DpJhXcr20Ag2z/FRcwiyNSdfq6eOiEQyWug845Ekwhb8yzfSq0Q4PTEyd0IKo65jM5c+neJjuBGFkhll",
+	"0agl2Uz64j29ZqJAr/2Q3y7hp6R8aaZ8FrFhexx6ZRdLuxBTm2MwhOT1uPfOGtV7C10mERt7UJgF7cRU",
+	"5Zm4nupc0SupdrFxXuN0ywYxY6dd5JkYKfFscNwNti7wVWXiaDAQ0glnKYuCNGQEwKuKJkkU/wEVW8+C",
+	"9osnUyyME3bh++JH7ad24dcHbQu2cjCoj4sNj1XIHJZvKZyXeYg0QWNOLUaGoHfgvviRp1imL3LThXci",
+	"s9dGyNjgMtSWpZwaDJYbER3pLikQ1LCcY6HmuU5lMHDoor1AaOiaLDboDXkqncjVmNV4Irdmogpc/y0q",
+	"vLsmDPlRan9HKOEuf2sw+f09yP5g5JXUOcZP3qyF44AmGCr3qtyp7SlD+JcD5wslZ9vz7YgEo45g0rQe",
+	"FU5EB/ONFr1PQEiUlzGiCGKjwl47NA9J8PdPdlGkKkFUcbHRvksnB1NpYcr5eXUy6ciPFJ+VkGW1br6B",
+	"tnlJksRGZ0MxeH7+4tn5y+fnz45Onv/Dy69ig20Oq6OeSS+H4ud4rwLHeG8Y763V3Iv++i//9oXbjk2i",
+	"M7YcUfVUp5FIsIeEM3CJkOQNEBf6SijmljYYf+sfP71/J7QBfFAiYWo+pwYofMuwkbwn4ChvLzShARX0",
+	"eFwm7opNKM0Jh7UXnWtYuDXQ5qcE3Boy4uuSMRclW6P1B4Rdj4gTCUy9xlATiYXJlXMieSOd7+EMeq+/",
+	"SaBjnU6be41Z27LSaAUNBIxRqXddtuvRPgDlqZBrbbIZkzRLMt6qJjxR3q0k4N13PI1ypHUrWKSnqv/Y",
+	"zLRzZOaETVCStdHCszGbNsE2Ei1+7AwNZ3E3O8kQTVN7MtdXKukiqRVLcfScjQkdW67OC/tZK0f7lebW",
+	"BZssHgUaT15UwI9rJeGWg7Ml5NirQhw+FzNtFl6F9HoM+XQzal+7LobVBElRFpuVFe1GcMimcu6Et6s3",
+	"RV8k35+ffZOEGwOHOlUSn49ya1Q/Nu8o2xVZ1nUSY3uYFivpCmMLMVqgWRs+K0mc/lJ0kj/0ztJU5b2X",
+	"+FWbyVAYm2zMyfYJZ/5fqzSxK/fL+sMbnk5mMjC/H9FAoVKlr1R2ugI+RI/abyBJvB/ReC/cgJhr+eQY",
+	"2KpCpjCIyjaufk61E3piMF0yzknD4Gjh9qI9qAJCQn0j9qJazKaZ/ExZDPeGJ8fRWginn9oFg6rDcjMm",
+	"1EqGacRowVnOy+WvpZMGrnSIpO5geYeCsknWYBMzSmKiyibIBugLVeowBz0CCHLlYJKsZnO/FGR0i4ar",
+	"9aPmgHsq0GyOeMxhQit8Y5irCwqBCMeItILGY+RB2hVcRyBK50IiuN5Zntvr3ns0Mdx2C3PtA6rKNbEi",
+	"1/sSrTZ7/nlunep9X/XbumGqGmp+ifYames2XNB8D5WHso9xxP640IXK9oa+WKg62anPmCBxb7gXKmxY",
+	"2Ghv7fTu6jhh0OWjbybafO6KuUSoRXtkOp7EjWtPvHD7cW7a+kfA2W3isdBlpcYw8S3WML7byuttN2Y4",
+	"x6us4sJKdouz0rkIE9E7z5xDZ7TktLCUtL7LVt8BX6+liw2a0bopZ5aXjSyIw5VrPCpZH4sAtCl9fkJQ",
+	"kRxwasXmt1QafGWWBRmTN/JANnJLHvz1X/4tIduKZK6NUVkSGwzq57rMMdEFvSmpKOdCRapm7ix0Ehvp",
+	"RG3SHr+i0A1VYY5ijJ4BXs8UrUAyUQawWGVnPqmzexuNe99o52vX5J3lKWjnN5ap/kZJSdeS0DcJudWp",
+	"aRKPnHCi+halKp3fzsKjRZZp5VoWq942b1H6diNpXTq/3Aop74MYBHClvZpVD3XBCQOOUuDiasm0axFN",
+	"OpbkKIpyHRsOxo0KmETmedIdiuTneI9bRMmOmJDwC/Id8V4U78HphQL4GQZE376wG0YcAyND3HdgK2OD",
+	"M/DW9oN0xyIhTmi09GTfgn+spk1urtWGUSXQPCVWJhsq6UWYeulIQgwRen2Vviso8zlcPgIq/uLwYo1N",
+	"8NRAaI4Yq1BUwnyS0Fmov1+Wqtq/Zq0XFeZ/0VK4oUg4dwZwffzngbvU6z+k08LO5NrPRI+koERiq/15",
+	"UH2cyTn+n808an/WDefg51U7OvitHuQE/k0qeCyNjkAp91vPxQD/HufqcxJkfPylzEnV+Ec9Dxr2tx7g",
+	"oP4z+ovCDwQLNGOTceVgxVcbOcaOwjnjM2P1V22F+Dot5zxRssDfVaFm1vAMQ7BM+LuKdJdgNnYkYqNC",
+	"nNogGHakgI0KZEKbt+9EQtvcJT2ns8jP8RHhm8tem0BGURA2iMan8gqotnTjxEjzG9LAr6QyJiYDbRdN",
+	"FpIxj5aBl+DM9rFhbgXPCSUGJ5mvaUAZsQaU3H6wyRxlsI1Zo2MD0BVOpOgkgHdJty9eo84U9SO15PnW",
+	"5MuII+pnqvaBLeBQIxGbjlcGD/Tbl8AiwADJ30icfXi97zCfAKDaqCCl/eRPep7AlBPgyOe+d25Sm2kz",
+	"ScQfe+x1FptRYX2umTuDfRFeq9NQG6T+SgkclNpr7XU+fvtKfHV4OIjNL38Wh0f95/1nQ9TDUAkGP+A6",
+	"oSZQ/ymeqFz0etWEE5x+hnqe7qk4HpzAAKxRsaHlX+/Zy0tMqq2ZAIOEiM8l9M0ahW5YSDjeWuGmwH56",
+	"i8Ijdi06C5OpQsDe4n4PhSyJqYFq3XIDSSDRruZMGLwHpSDukAI+UzJwTKqP/oJzVN3QBCJUy8M+r74U",
+	"xGZbwvxdiccjkbwiAu+9sSnyfwmcr9ik0liD0fV/+PimXytWxed3pDHlgzdkd78U3yNghMr0fviUwGkr",
+	"VDg+iATaCfy274g5DkcUtzx8adx53Sjkn6D9HodrGW2KB0z5lbdiTZEqMLGXWJhapg2eA7kqUt2we+ha",
+	"GJg5nAeQRkCHcnPhhHKGdpjCkrxxAWJKcGGxRbpLFxvoBO6GSCS9HlTuYeVkGIoBqDkj525qfVTPPN+4",
+	"3YFxmEhNRBabpFBjlBW4kV6PTGEbXXS3vLK8BKbqP5OT/Vc3jsYR/p796QYnrSqclSj2NxJQzhvccOCR",
+	"5XomeG2Q3N99g+8JQD81wQW58BuEFuY2bmbosVhL9r9iNNqXbNv0Ck932/Ktu6lYqNuUvUXzyNi1Lti2",
+	"4ZKJbV+yZdPE+bYr1bJJYKrblGnZXD1zebuCKxmub1/ptiNrW55ylt5YpmVzKzkMW5dt23zINdaiVD3R",
+	"1c7inHXoxjItx1hLDtGqXMtmG0HjW5Zs2XQzcHTbordqvAwg27ps2+Y3hn+8bZVbdhYCvLUv3LKDykW9",
+	"TbEV3+XbVrndmHZ5J7aq37K34EHTolRLLeQWg/s2ddoVLo1qW5Rq2WRIDtuuWF3XdYcqtxtTTYN2+xp3",
+	"6OpWvdy2g9XS1bpvN5D+kcvcbwtpmsUjMZHmbQ0R2aR3kXBTO6fnNFTrIaXtyM68+ajdRCWfLrV5xaXv",
+	"uYNXOZPH4uB1qY3gna45eF1qs9tueifAbrW7XyWXB+CtU87lyQ5/u8tORWTtqaqFY2lFTg/DuzRM5DFh",
+	"z5pv6a2gp7V/6QqpPAzgefIxbYE7LVxMVxnxNojzMDhjpKLHxB0TC1zBDf16C/K4Fdbcf5ip5vKEM1tx",
+	"pkZa7SipLQ09FPp5op0baGezTA4VVLootF/i5v/gVHE2Qa+Ef/oJ9oOMcbb5bkwtBo4srsgvRjuR2XSB",
+	"1v8d1Z/0hSRzBVE+o2N7ibBGTL2fDw8O8Du0M3wxeDHo9veivUWR7w33DpAeeMxrButofCU681wu5ShX",
+	"NQ8PdkqjQOWFzcmEWI50rr0mU3V26GDzTyDQZusvyYQtaiB6VAqxZGsEbGHETuNRM2tX1EgwGHHom0jw",
+	"m2xEtQW/2URinKvPZMxSG111uNcH+Co8MorOSHqfK7bQjwTOCUdIdvrlc2Q3WGXDqqhrGFits3oizPXu",
+	"flxT+5CuJ2h+ag0F2lpv5K2ccwupzHO78PX+8e1ovc45hyKNMA5ptCnmJE2LQ5XVmwxvAOutfidnSszK",
+	"EKe0JvDvnjX5UtQeC+sjxGfK9cY+rKdPolbLrCaNZaZYuht2tHzcJYck00Pvz8rvJQxDu3RD9Y/yOqQM",
+	"JGcg8q4QfnUa9UIb2rnY7H2KY0JT9jLfQNAH19ouza43bGTDPAKNsCrLfnpnTMjpdM1gAhEjY9MeNArj",
+	"oIvbHQKGa7aC5xdyQisb7LzInpBGUtrFogVfocb6c+WlXXNgL+3PZOV0zp50Y1sAuxebTtLGKqzbb7j4",
+	"YxYNozaaLkZoBCzNUuTKewQVp0Rng1VZGWhdlKZlkVjM56roYZ0fPr5BG75BbIJzB4d9PDwRU/VZZirV",
+	"M5mLTE80HLfjwbHosAtnc2jdNQtP9MSHtsIG9gVtOvvMkzVMfblFbbWDL6kLdno/fHyDzrbr0xyuuYTK",
+	"zAkHqy9z6gEWobCLyZRdQX/4+MaRNWdsZvozfL+2NTcCOGW8zxhEgQzSag4gZN8VDjGOcAORn60RL3m0",
+	"rhoGsQkQ2uTVzVLRzJYMg4acwIAdRXcZ067EFbUmqDnw5maTcehr38WGrWWBsMj4trmtjXmOyDZsHfDs",
+	"TPmpWjgxU77QKdkKEn9pizoglDznJkj4/uLtGzGXE7Y1nCs7z9WpMFYAE9LDGx5T36isjqBQYQtwYYoD",
+	"OuVXOlM2nAU2qC8UAzSbM1eOUZT9gPwmRafiVZYmFT3KHZB06yAMv+x9+enL/w0AAP//",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -48,14 +48,30 @@ func (s *Server) Catalogs(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		lang := queryValue(r.URL.RawQuery, "language")
+		raw := r.URL.RawQuery
+		lang := queryValue(raw, "language")
+		var p queryParams
+		if raw != "" {
+			p.fields = queryValue(raw, "fields")
+			if !rt.item {
+				p.q = queryValue(raw, "q")
+			}
+		}
 		if !rt.item {
+			if p.any() {
+				s.queryList(w, r, rt.c, lang, p)
+				return
+			}
 			s.list(w, r, rt.c, lang)
 			return
 		}
 		id := chi.URLParam(r, "uuid")
 		if r.URL.RawPath != "" {
 			id, _ = url.PathUnescape(id) // the binding let only good escapes in
+		}
+		if p.any() {
+			s.itemFields(w, r, rt.c, id, lang, p)
+			return
 		}
 		s.item(w, r, rt.c, id, lang)
 	})
@@ -65,6 +81,12 @@ func (s *Server) Catalogs(next http.Handler) http.Handler {
 // it (pairs with ';' or bad escapes skipped), or ""; it allocates only to
 // unescape.
 func queryValue(raw, key string) string {
+	v, _ := queryLookup(raw, key)
+	return v
+}
+
+// queryLookup is queryValue, and whether the query has key at all.
+func queryLookup(raw, key string) (string, bool) {
 	for raw != "" {
 		var pair string
 		pair, raw, _ = strings.Cut(raw, "&")
@@ -76,34 +98,58 @@ func queryValue(raw, key string) string {
 			continue
 		}
 		if v, err := url.QueryUnescape(v); err == nil {
-			return v
+			return v, true
 		}
 	}
-	return ""
+	return "", false
 }
 
 // ListAgents serves /v1/agents, filtered by isPlayableCharacter as the public
-// API filters it.
+// API filters it; with q or fields, isPlayableCharacter is one more term.
 func (s *Server) ListAgents(w http.ResponseWriter, r *http.Request, p gen.ListAgentsParams) {
-	if p.IsPlayableCharacter == nil {
+	qp := queryParams{q: deref(p.Q), fields: deref(p.Fields)}
+	switch {
+	case p.IsPlayableCharacter == nil && qp.any():
+		s.queryList(w, r, catalog.Agents, deref(p.Language), qp)
+	case p.IsPlayableCharacter == nil:
 		s.list(w, r, catalog.Agents, deref(p.Language))
-		return
+	case qp.any():
+		v := string(*p.IsPlayableCharacter)
+		if !strings.EqualFold(v, "true") && !strings.EqualFold(v, "false") {
+			s.filtered(w, r, catalog.Agents, "isPlayableCharacter", v, deref(p.Language)) // its error
+			return
+		}
+		qp.requirePath, qp.requireValue = "isPlayableCharacter", strings.ToLower(v)
+		s.queryList(w, r, catalog.Agents, deref(p.Language), qp)
+	default:
+		s.filtered(w, r, catalog.Agents, "isPlayableCharacter", string(*p.IsPlayableCharacter), deref(p.Language))
 	}
-	s.filtered(w, r, catalog.Agents, "isPlayableCharacter", string(*p.IsPlayableCharacter), deref(p.Language))
 }
 
 func (s *Server) ListEvents(w http.ResponseWriter, r *http.Request, p gen.ListEventsParams) {
-	if p.Active == nil && p.At == nil {
+	qp := queryParams{q: deref(p.Q), fields: deref(p.Fields)}
+	switch {
+	case p.Active == nil && p.At == nil && qp.any():
+		s.queryList(w, r, catalog.Events, deref(p.Language), qp)
+	case p.Active == nil && p.At == nil:
 		s.list(w, r, catalog.Events, deref(p.Language))
-		return
+	case qp.any():
+		s.fail(w, r, catalog.Errorf(catalog.EINVALID, "q and fields apply to the whole list, active and at answer from lists of their own: give one or the other (q=startTime<=2021-12-01T00:00:00Z endTime>2021-12-01T00:00:00Z asks what at does)"))
+	default:
+		s.events(w, r, (*string)(p.Active), p.At, p.Language)
 	}
-	s.events(w, r, (*string)(p.Active), p.At, p.Language)
 }
 
 func (s *Server) ListLevelBorders(w http.ResponseWriter, r *http.Request, p gen.ListLevelBordersParams) {
-	if p.Level == nil {
+	qp := queryParams{q: deref(p.Q), fields: deref(p.Fields)}
+	switch {
+	case p.Level == nil && qp.any():
+		s.queryList(w, r, catalog.LevelBorders, deref(p.Language), qp)
+	case p.Level == nil:
 		s.list(w, r, catalog.LevelBorders, deref(p.Language))
-		return
+	case qp.any():
+		s.fail(w, r, catalog.Errorf(catalog.EINVALID, "q and fields apply to the whole list, level answers with one border: give one or the other (q=startingLevel<=57 asks for the borders up to level 57)"))
+	default:
+		s.levelBorder(w, r, *p.Level, p.Language)
 	}
-	s.levelBorder(w, r, *p.Level, p.Language)
 }

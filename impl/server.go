@@ -45,12 +45,18 @@ type Server struct {
 	StreamFor time.Duration
 	// Now is the clock of /v1/events?active=true; nil means time.Now.
 	Now func() time.Time
+	// QueryCacheBytes bounds the lists decoded for queries (q, fields) kept in
+	// memory; 0 means DefaultQueryCacheBytes. QueryMemoBytes bounds their
+	// answers kept; 0 means DefaultQueryMemoBytes.
+	QueryCacheBytes, QueryMemoBytes int64
 
 	push        push
 	archives    archives
 	logos       logoCache
 	currentOnce sync.Once
 	current     *catalogRoutes // made at first use, from Fresh
+	queriesOnce sync.Once
+	queries     *queries // made at first use (query.go)
 }
 
 var _ gen.ServerInterface = (*Server)(nil)

@@ -279,8 +279,8 @@ func ParseETag(etag string) (uint64, error) {
 	return binary.BigEndian.Uint64(sum), nil
 }
 
-// minCompress: below this, compression saves less than its headers cost.
-const minCompress = 256
+// MinCompress: below this, compression saves less than its headers cost.
+const MinCompress = 256
 
 // Effort is how hard Compress works: a gzip level and a brotli quality.
 type Effort struct {
@@ -323,15 +323,27 @@ func NewCompressor(e Effort) *Compressor { return &Compressor{effort: e} }
 
 // Compress returns b's gzip and brotli, each nil where it would not be
 // smaller than b. The same bytes and effort always give the same output.
-func (z *Compressor) Compress(b []byte) (gz, br []byte) {
-	if len(b) < minCompress {
-		return nil, nil
+func (z *Compressor) Compress(b []byte) (gz, br []byte) { return z.Gzip(b), z.Brotli(b) }
+
+// Gzip is Compress's gzip alone: two compressors make a body's two encodings
+// on two cores at once.
+func (z *Compressor) Gzip(b []byte) []byte {
+	if len(b) < MinCompress {
+		return nil
 	}
 	var err error
 	if z.gz == nil {
 		z.gz, err = gzip.NewWriterLevel(io.Discard, z.effort.Gzip)
 	}
-	gz = z.encode(z.gz, err, b)
+	return z.encode(z.gz, err, b)
+}
+
+// Brotli is Compress's brotli alone.
+func (z *Compressor) Brotli(b []byte) []byte {
+	if len(b) < MinCompress {
+		return nil
+	}
+	var err error
 	lgwin, w := smallWindow, &z.br[0]
 	if len(b) > 1<<smallWindow {
 		lgwin, w = largeWindow, &z.br[1]
@@ -339,7 +351,7 @@ func (z *Compressor) Compress(b []byte) (gz, br []byte) {
 	if *w == nil {
 		*w, err = brotli.NewWriterOptions(io.Discard, z.effort.Brotli, brotli.WriterOptions{LGWin: lgwin})
 	}
-	return gz, z.encode(*w, err, b)
+	return z.encode(*w, err, b)
 }
 
 // encode compresses b with w (made with error err), if that is smaller.
@@ -401,7 +413,7 @@ func (z *Compressor) CompressStream(write func(io.Writer) error) (Streamed, erro
 		return Streamed{}, err
 	}
 	out := Streamed{Len: s.n, Sum: s.crc.Sum64()}
-	if s.n < minCompress {
+	if s.n < MinCompress {
 		out.Identity = s.head
 		return out, nil
 	}
@@ -412,7 +424,7 @@ func (z *Compressor) CompressStream(write func(io.Writer) error) (Streamed, erro
 var crcTable = crc64.MakeTable(crc64.ECMA)
 
 // streamer counts and checksums what it is written, keeps the first
-// minCompress bytes, and passes it to the compressors in streamChunk cuts.
+// MinCompress bytes, and passes it to the compressors in streamChunk cuts.
 type streamer struct {
 	n     int64
 	crc   hash.Hash64
@@ -428,8 +440,8 @@ func (s *streamer) Write(p []byte) (int, error) {
 	}
 	s.n += int64(len(p))
 	s.crc.Write(p)
-	if len(s.head) < minCompress {
-		s.head = append(s.head, p[:min(len(p), minCompress-len(s.head))]...)
+	if len(s.head) < MinCompress {
+		s.head = append(s.head, p[:min(len(p), MinCompress-len(s.head))]...)
 	}
 	for rest := p; len(rest) > 0; {
 		k := min(len(rest), streamChunk-len(s.chunk))

@@ -15,7 +15,9 @@ export type Category = keyof components["schemas"]["DiffCategories"];
 
 /** The item type a catalog serves, from its by-UUID route: ItemOf<"maps"> is a Map. */
 type Data<B> = B extends { data: infer D } ? D : never;
-export type ItemOf<C extends Category> = Data<Json<paths[`/v1/${C}/{uuid}` & keyof paths]["get"]["responses"][200]>>;
+/** A body of whole items: an answer cut to some fields (?fields=) names them in `fields`. */
+type Whole<B> = B extends { fields: unknown } ? never : B;
+export type ItemOf<C extends Category> = Data<Whole<Json<paths[`/v1/${C}/{uuid}` & keyof paths]["get"]["responses"][200]>>>;
 
 /** The local copy: every item of every catalog, by uuid, and the version it is. */
 export interface Cache {
