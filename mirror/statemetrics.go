@@ -24,7 +24,7 @@ func RegisterStateMetrics(reg prometheus.Registerer, st store.Backend, served fu
 	desc := func(name, help string, labels ...string) *prometheus.Desc {
 		return prometheus.NewDesc("refdata_"+name, help, labels, nil)
 	}
-	c := &stateCollector{st: st, served: served, sem: make(chan struct{}, 1),
+	c := &stateCollector{st: st, served: served,
 		attempt: desc("sync_last_attempt_timestamp_seconds", "When the last sync of the store started, however it ended (Unix time)."),
 		success: desc("sync_last_success_timestamp_seconds", "When the last sync of the store that ended well started: published, unchanged or already stored (Unix time)."),
 		failure: desc("sync_last_failure_timestamp_seconds", "When a sync of the store last failed, by reason: unreachable, status, invalid, shrink, moving, timeout, store (Unix time).", "reason"),
@@ -40,10 +40,10 @@ func RegisterStateMetrics(reg prometheus.Registerer, st store.Backend, served fu
 type stateCollector struct {
 	st     store.Backend
 	served func() string
-	sem    chan struct{} // one read of the store at a time
 
-	mu   sync.Mutex
-	last *State
+	mu      sync.Mutex
+	last    *State
+	reading chan struct{} // closed when the read under way ends; nil when none is
 
 	attempt, success, failure, failing, info, behind, media, mediaAt *prometheus.Desc
 }
@@ -96,23 +96,27 @@ func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
 }
 
 // read reads the state, waiting at most stateReadWait; the state read last
-// when the store is slow or failing (refdata_store_up says so).
+// when the store is slow or failing (refdata_store_up says so). Scrapes that
+// come while a read is under way share it (one read of the store at a time);
+// a scrape that comes after a read ended makes its own, never the cached one.
 func (c *stateCollector) read() *State {
-	select {
-	case c.sem <- struct{}{}:
-	default:
-		return c.cached() // a read still waits on a slow store
-	}
-	done := make(chan struct{})
-	go func() {
-		defer func() { <-c.sem }()
-		defer close(done)
-		if s, err := ReadState(c.st); err == nil {
+	c.mu.Lock()
+	done := c.reading
+	if done == nil {
+		done = make(chan struct{})
+		c.reading = done
+		go func() {
+			s, err := ReadState(c.st)
 			c.mu.Lock()
-			c.last = s
+			if err == nil {
+				c.last = s
+			}
+			c.reading = nil
 			c.mu.Unlock()
-		}
-	}()
+			close(done)
+		}()
+	}
+	c.mu.Unlock()
 	t := time.NewTimer(stateReadWait)
 	defer t.Stop()
 	select {
