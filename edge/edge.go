@@ -473,7 +473,8 @@ func (s *Server) route(ctx *fasthttp.RequestCtx) {
 	}
 	if ctx.Response.StatusCode() == fasthttp.StatusInternalServerError && bytes.HasPrefix(ctx.Response.Header.ContentType(), vText) {
 		// The adaptor could not turn the request into a net/http one (it logs
-		// why, and answers a text/plain 500): the request is at fault.
+		// why, and answers a text/plain 500: TestFasthttpAdaptorFailure): the
+		// request is at fault.
 		ctx.Response.Reset()
 		s.reject(ctx, http.StatusBadRequest, "the request target cannot be parsed; send an origin-form path such as /v1/weapons")
 		return
