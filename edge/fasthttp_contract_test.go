@@ -161,10 +161,10 @@ func exchange(t *testing.T, addr, raw string) (*http.Response, []byte) {
 
 // writerToBody is a body stream fasthttp may send by WriteTo (as fileBody).
 type writerToBody struct {
-	body  []byte
-	wrote func(w io.Writer) error
-	calls atomic.Int32
-	close atomic.Int32
+	body    []byte
+	atWrite func(w io.Writer) error // called with WriteTo's writer first
+	calls   atomic.Int32
+	close   atomic.Int32
 }
 
 func (b *writerToBody) Read([]byte) (int, error) {
@@ -174,7 +174,7 @@ func (b *writerToBody) SupportsBodyWriteTo() bool { return true }
 func (b *writerToBody) Close() error              { b.close.Add(1); return nil }
 func (b *writerToBody) WriteTo(w io.Writer) (int64, error) {
 	b.calls.Add(1)
-	if err := b.wrote(w); err != nil {
+	if err := b.atWrite(w); err != nil {
 		return 0, err
 	}
 	n, err := w.Write(b.body)
@@ -197,7 +197,7 @@ func TestFasthttpWriteToGetsTheConnectionsWriter(t *testing.T) {
 	var conn atomic.Pointer[recordingConn]
 	seenAt := make(chan seen, 2)
 	body := &writerToBody{body: []byte(`{"status":200,"data":"the body"}`)}
-	body.wrote = func(w io.Writer) error {
+	body.atWrite = func(w io.Writer) error {
 		bw, ok := w.(*bufio.Writer)
 		if !ok {
 			seenAt <- seen{}
@@ -247,7 +247,7 @@ func TestFasthttpClosesEveryBodyStream(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			body := &writerToBody{body: []byte("body"), wrote: func(io.Writer) error { return nil }}
+			body := &writerToBody{body: []byte("body"), atWrite: func(io.Writer) error { return nil }}
 			_, addr, _ := contractServer(t, func(ctx *fasthttp.RequestCtx) {
 				ctx.Response.SetBodyStream(body, len(body.body))
 				if tc.replace != nil {
