@@ -13,6 +13,9 @@ require (
 	github.com/oapi-codegen/oapi-codegen/v2 v2.8.2
 	github.com/oapi-codegen/runtime v1.8.0
 	github.com/prometheus/client_golang v1.25.0
+	// Pinned: edge relies on behaviours of this version that fasthttp does not
+	// document, each held by a test in edge/fasthttp_contract_test.go; upgrade
+	// only with those passing.
 	github.com/valyala/fasthttp v1.74.0
 	go.yaml.in/yaml/v3 v3.0.5
 	golang.org/x/crypto/x509roots/fallback v0.0.0-20261030153154-30a33513ff6d

@@ -327,7 +327,8 @@ func flip(t *testing.T, path string, off int64) {
 // dropping what was used least recently; a blob over an eighth of the bound
 // is never kept (ReadUncached never keeps one); a value derived from a blob
 // (CacheKey) is kept apart from the blob, a blob read with another checksum
-// apart from it, two handles on one file apart; a nil cache keeps nothing.
+// apart from it, two handles on one file apart; a nil cache, or one of 0
+// bytes, keeps nothing.
 func TestCache(t *testing.T) {
 	t.Parallel()
 	const bound = 8 << 10
@@ -424,5 +425,10 @@ func TestCache(t *testing.T) {
 	none.Add(s.CacheKey(0), []byte("x"))
 	if _, ok := none.Get(s.CacheKey(0)); ok || none.Bytes() != 0 || none.Keeps(1) {
 		t.Error("a nil cache kept something")
+	}
+	zero := blob.NewCache(0) // serve --cache-bytes 0
+	zero.Add(s.CacheKey(0), []byte("x"))
+	if _, ok := zero.Get(s.CacheKey(0)); ok || zero.Bytes() != 0 || zero.Keeps(1) {
+		t.Error("a cache of 0 bytes kept something")
 	}
 }

@@ -1,10 +1,6 @@
 package blob
 
-import (
-	"sync"
-
-	"github.com/hashicorp/golang-lru/v2/simplelru"
-)
+import "github.com/refdata/refdata/bounded"
 
 // Key names a cached blob: a segment (as opened), an offset in it and the
 // blob's checksum (blobs at one offset, an empty one and the next, or those a
@@ -20,12 +16,10 @@ type Key struct {
 // Cache keeps the blobs read last, up to a number of bytes: the bodies a
 // replica serves most stay in memory, the rest are read from the page cache.
 // A blob over an eighth of the bound is never kept. Safe for concurrent use;
-// a nil Cache keeps nothing.
+// a nil Cache, or one of 0 bytes, keeps nothing.
 type Cache struct {
-	mu    sync.Mutex
-	lru   *simplelru.LRU[Key, []byte]
-	bytes int64
-	max   int64
+	c   *bounded.Cache[Key, []byte]
+	max int64
 }
 
 // DefaultCacheBytes bounds a replica's cache unless told otherwise.
@@ -33,10 +27,8 @@ const DefaultCacheBytes = 64 << 20
 
 // NewCache makes a cache of at most maxBytes.
 func NewCache(maxBytes int64) *Cache {
-	c := &Cache{max: maxBytes}
-	// The count bound is never the one reached: bytes are.
-	c.lru, _ = simplelru.NewLRU[Key, []byte](1<<30, func(_ Key, b []byte) { c.bytes -= int64(len(b)) })
-	return c
+	size := func(_ Key, b []byte) int64 { return int64(len(b)) }
+	return &Cache{bounded.New(bounded.Limits{Bytes: maxBytes, Largest: maxBytes / 8}, size), maxBytes}
 }
 
 // Get returns a kept blob.
@@ -44,29 +36,17 @@ func (c *Cache) Get(k Key) ([]byte, bool) {
 	if c == nil {
 		return nil, false
 	}
-	c.mu.Lock()
-	b, ok := c.lru.Get(k)
-	c.mu.Unlock()
-	return b, ok
+	return c.c.Get(k)
 }
 
-// Keeps says whether a blob of n bytes would be kept.
-func (c *Cache) Keeps(n int) bool { return c != nil && int64(n) <= c.max/8 }
+// Keeps says whether a blob of n bytes would be kept: at most an eighth of
+// the bound, and none in a cache of 0 bytes (to bounded, 0 is no bound).
+func (c *Cache) Keeps(n int) bool { return c != nil && c.max > 0 && int64(n) <= c.max/8 }
 
 // Add keeps b, dropping the blobs used least recently until the bound holds.
 func (c *Cache) Add(k Key, b []byte) {
-	if !c.Keeps(len(b)) {
-		return
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.lru.Contains(k) {
-		return
-	}
-	c.lru.Add(k, b)
-	c.bytes += int64(len(b))
-	for c.bytes > c.max {
-		c.lru.RemoveOldest()
+	if c.Keeps(len(b)) {
+		c.c.Add(k, b)
 	}
 }
 
@@ -75,7 +55,5 @@ func (c *Cache) Bytes() int64 {
 	if c == nil {
 		return 0
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.bytes
+	return c.c.Bytes()
 }

@@ -89,6 +89,9 @@ type Server struct {
 	// edge watches (clientContext); Shutdown ends it.
 	base     context.Context
 	shutdown context.CancelFunc
+	// sendfiles counts the bodies handed to sendfile(2), which only the
+	// tests read: a body written another way answers the same bytes.
+	sendfiles atomic.Int64
 }
 
 // New builds a Server; Serve starts it.
@@ -135,12 +138,14 @@ func (s *Server) Serve(ln net.Listener) error {
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.draining.Store(true)
 	s.shutdown()
-	return s.http.ShutdownWithContext(ctx)
+	err := s.http.ShutdownWithContext(ctx)
+	s.memo.Load().spill.retire()
+	return err
 }
 
 // ActiveChanged drops the memo once another edition is served
 // (replica.Repository.OnSwap), so it does not keep the previous one alive.
-func (s *Server) ActiveChanged() { s.memo.Store(&memo{}) }
+func (s *Server) ActiveChanged() { s.memo.Swap(&memo{}).spill.retire() }
 
 // DefaultDrainGrace: a request a client sent as shutdown began may be unread
 // in the socket's buffer; it is answered (with Connection: close), not dropped.
@@ -468,7 +473,8 @@ func (s *Server) route(ctx *fasthttp.RequestCtx) {
 	}
 	if ctx.Response.StatusCode() == fasthttp.StatusInternalServerError && bytes.HasPrefix(ctx.Response.Header.ContentType(), vText) {
 		// The adaptor could not turn the request into a net/http one (it logs
-		// why, and answers a text/plain 500): the request is at fault.
+		// why, and answers a text/plain 500: TestFasthttpAdaptorFailure): the
+		// request is at fault.
 		ctx.Response.Reset()
 		s.reject(ctx, http.StatusBadRequest, "the request target cannot be parsed; send an origin-form path such as /v1/weapons")
 		return
@@ -492,6 +498,7 @@ func (s *Server) remember(target string, d impl.Description) {
 		if !s.memo.CompareAndSwap(m, next) {
 			return // another request started it; the next miss fills this target
 		}
+		m.spill.retire()
 		m = next
 	}
 	e := s.entry(d.Response)

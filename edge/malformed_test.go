@@ -49,8 +49,9 @@ var malformed = []struct {
 	{"bad escape in a page's path", "GET", "/changes/%zz", "HTTP/1.1", 400},
 	{"HTTP/2.0 request line for a page", "GET", "/", "HTTP/2.0", 400},
 	{"unknown page", "GET", "/nope", "HTTP/1.1", 404},
-	// fasthttp reads these, but net/url cannot parse them into the router's request:
-	// the edge answers for the router (the adaptor alone would send a text/plain 500).
+	// net/url cannot parse these into the router's request: fasthttp refuses them
+	// as it reads them (the edge's route would answer for the adaptor, whose own
+	// answer is a text/plain 500, should fasthttp pass one on).
 	{"absolute form with a bad port", "GET", "http://a:b/v1/version", "HTTP/1.1", 400},
 	{"absolute form with an open IPv6 host", "GET", "http://[::1/v1/version", "HTTP/1.1", 400},
 }

@@ -121,7 +121,11 @@ func TestSendfileFromSegment(t *testing.T) {
 	want := readAt(t, path, off, n)
 	cached := repo.Cache().Bytes()
 	for _, via := range []string{"router", "memo"} {
+		before := h.es.sendfiles.Load()
 		res := h.do(t, request("GET", target, "Accept-Encoding", "gzip"))
+		if got := h.es.sendfiles.Load() - before; got != int64(b2i(canSendfile)) {
+			t.Errorf("%s: %d bodies sent by sendfile, want %d", via, got, b2i(canSendfile))
+		}
 		if res.status != http.StatusOK || res.header.Get("Content-Encoding") != "gzip" || res.header.Get("ETag") != gz.ETag() || !bytes.Equal(res.body, want) {
 			t.Fatalf("%s: %d, %q, ETag %s, %d bytes; want 200, the stored gzip of %d bytes, ETag %s", via, res.status, res.header.Get("Content-Encoding"), res.header.Get("ETag"), len(res.body), len(want), gz.ETag())
 		}

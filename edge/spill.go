@@ -21,24 +21,35 @@ const DefaultSendfileMin = 16 << 10
 // cache, as one a segment stores does, instead of a copy from the heap: it
 // pays on the big lists under the fair protocol (BENCHMARKS.md). Without a
 // writable temporary directory, or off Linux, bodies are written as the small
-// ones are.
+// ones are. Once its memo is retired (another edition is served) the file is
+// closed as soon as no body is being sent from it, rather than whenever the
+// garbage collector finds it: an edition's spill can be hundreds of MB of
+// tmpfs or page cache.
 type spill struct {
 	mu     sync.Mutex
 	f      *os.File
 	end    int64
 	failed bool
 	at     map[*representation.Encoded]int64
+	// sending counts the bodies placed and not yet sent (fileBody.Close);
+	// retired: no body is placed any more, and f closes when sending is 0.
+	sending int
+	retired bool
 }
 
 // place returns the file holding enc's bytes and their offset, copying them
-// there on first use.
+// there on first use. Each body placed must be let go of by done once sent.
 func (s *spill) place(enc *representation.Encoded) (*os.File, int64, bool) {
 	if !canSendfile {
 		return nil, 0, false
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.retired {
+		return nil, 0, false // the caller writes it from memory
+	}
 	if off, ok := s.at[enc]; ok {
+		s.sending++
 		return s.f, off, true
 	}
 	if s.failed {
@@ -66,15 +77,41 @@ func (s *spill) place(enc *representation.Encoded) (*os.File, int64, bool) {
 	off := s.end
 	s.at[enc] = off
 	s.end += int64(len(b))
+	s.sending++
 	return s.f, off, true
+}
+
+// done lets go of a body place returned.
+func (s *spill) done() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.sending--
+	s.closeIfIdle()
+}
+
+// retire stops placing bodies; the file closes once the last one placed has
+// been sent.
+func (s *spill) retire() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.retired = true
+	s.closeIfIdle()
+}
+
+func (s *spill) closeIfIdle() {
+	if s.retired && s.sending == 0 && s.f != nil {
+		_ = s.f.Close() // unlinked: nothing of it is lost
+		s.f, s.at = nil, nil
+	}
 }
 
 // fileBody is an answer's body in a spill file: fasthttp writes the head, then
 // WriteTo sends the bytes with sendfile(2) on the connection's socket.
 type fileBody struct {
-	io.SectionReader // the body's bytes in the spill file
+	io.SectionReader // the body's bytes in a segment or the spill file
 	dc               *drainConn
 	conn             *net.TCPConn // dc's socket
+	sp               *spill       // the spill file's, let go of at Close; nil: a segment's
 }
 
 var fileBodies = sync.Pool{New: func() any { return new(fileBody) }}
@@ -96,6 +133,7 @@ func setFileBody(ctx *fasthttp.RequestCtx, enc *representation.Encoded, sp *spil
 		return false
 	}
 	f, off, n, ok := enc.Blob()
+	placed := (*spill)(nil)
 	switch {
 	case ok:
 		if enc.Check() != nil {
@@ -105,12 +143,12 @@ func setFileBody(ctx *fasthttp.RequestCtx, enc *representation.Encoded, sp *spil
 		if f, off, ok = sp.place(enc); !ok {
 			return false
 		}
-		n = enc.Len()
+		n, placed = enc.Len(), sp
 	default:
 		return false
 	}
 	b := fileBodies.Get().(*fileBody)
-	*b = fileBody{SectionReader: *io.NewSectionReader(f, off, int64(n)), dc: dc, conn: tc}
+	*b = fileBody{SectionReader: *io.NewSectionReader(f, off, int64(n)), dc: dc, conn: tc, sp: placed}
 	ctx.Response.SetBodyStream(b, n)
 	return true
 }
@@ -132,11 +170,16 @@ func (b *fileBody) WriteTo(w io.Writer) (int64, error) {
 		return 0, err
 	}
 	f, off, n := b.Outer()
+	b.dc.s.sendfiles.Add(1) // before the bytes leave: a client that has them sees it counted
 	return sendfile(b.conn, f.(*os.File), off, n)
 }
 
-// Close returns the body to its pool once fasthttp has sent it.
+// Close lets go of the spill file and returns the body to its pool once
+// fasthttp has sent it, or dropped it unsent (Response.ResetBody).
 func (b *fileBody) Close() error {
+	if b.sp != nil {
+		b.sp.done()
+	}
 	*b = fileBody{}
 	fileBodies.Put(b)
 	return nil

@@ -2,7 +2,6 @@ package impl
 
 import (
 	"cmp"
-	"container/list"
 	"context"
 	"errors"
 	"fmt"
@@ -13,7 +12,9 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"time"
 
+	"github.com/refdata/refdata/bounded"
 	"github.com/refdata/refdata/catalog"
 	"github.com/refdata/refdata/gen"
 	"github.com/refdata/refdata/media"
@@ -172,63 +173,33 @@ func (s *Server) recolorLogo(r *http.Request, sem chan struct{}, file media.File
 }
 
 // logoCache keeps the recolored logos last served, by ETag, up to
-// logoCacheBytes (least recently served leave first); sem bounds recolorings,
-// clients those of one client.
+// logoCacheBytes (least recently served leave first; one over an eighth of
+// that is not kept); sem bounds recolorings, clients those of one client.
 type logoCache struct {
 	once    sync.Once
 	route   *representation.Route
 	sem     chan struct{}
 	clients perClient
-
-	mu    sync.Mutex
-	byTag map[string]*list.Element // of *logoEntry
-	order list.List                // most recently served first
-	bytes int
-}
-
-type logoEntry struct {
-	etag string
-	body *representation.Body
+	kept    *bounded.Cache[string, *representation.Body]
 }
 
 // logoCache is s's, made at its first use from s.Fresh.
 func (s *Server) logoCache() *logoCache {
-	s.logos.once.Do(func() {
-		s.logos.route = representation.NewRoute("/v1/premier/logos/{uuid}/image", "image/png", CatalogCache(cmp.Or(s.Fresh, DefaultFresh)), noSniff)
-		s.logos.sem = make(chan struct{}, runtime.GOMAXPROCS(0))
-	})
+	s.logos.once.Do(func() { s.logos.init(s.Fresh) })
 	return &s.logos
 }
 
-func (c *logoCache) get(etag string) *representation.Body {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	e, ok := c.byTag[etag]
-	if !ok {
-		return nil
-	}
-	c.order.MoveToFront(e)
-	return e.Value.(*logoEntry).body
+func (c *logoCache) init(fresh time.Duration) {
+	c.route = representation.NewRoute("/v1/premier/logos/{uuid}/image", "image/png", CatalogCache(cmp.Or(fresh, DefaultFresh)), noSniff)
+	c.sem = make(chan struct{}, runtime.GOMAXPROCS(0))
+	size := func(etag string, b *representation.Body) int64 { return int64(b.Len() + len(etag)) }
+	c.kept = bounded.New(bounded.Limits{Bytes: logoCacheBytes, Largest: logoCacheBytes / 8}, size)
 }
 
-func (c *logoCache) put(etag string, b *representation.Body) {
-	size := b.Len() + len(etag)
-	if size > logoCacheBytes/8 {
-		return
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if _, ok := c.byTag[etag]; ok {
-		return
-	}
-	if c.byTag == nil {
-		c.byTag = map[string]*list.Element{}
-	}
-	c.byTag[etag] = c.order.PushFront(&logoEntry{etag, b})
-	c.bytes += size
-	for c.bytes > logoCacheBytes {
-		old := c.order.Remove(c.order.Back()).(*logoEntry)
-		delete(c.byTag, old.etag)
-		c.bytes -= old.body.Len() + len(old.etag)
-	}
+// get is the answer kept under etag; nil when none is.
+func (c *logoCache) get(etag string) *representation.Body {
+	b, _ := c.kept.Get(etag)
+	return b
 }
+
+func (c *logoCache) put(etag string, b *representation.Body) { c.kept.Add(etag, b) }

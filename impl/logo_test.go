@@ -12,6 +12,7 @@ import (
 func TestLogoCacheBound(t *testing.T) {
 	t.Parallel()
 	var c logoCache
+	c.init(0)
 	body := func(n int) *representation.Body { return representation.NewBody(make([]byte, n), "") }
 	const size = logoCacheBytes/10 - 16 // ten fit with their tags
 	for i := range 10 {
@@ -24,8 +25,8 @@ func TestLogoCacheBound(t *testing.T) {
 	if c.get("1") != nil || c.get("0") == nil || c.get("10") == nil {
 		t.Errorf("after one more: 1 kept %v, 0 kept %v, 10 kept %v; want only 1 gone", c.get("1") != nil, c.get("0") != nil, c.get("10") != nil)
 	}
-	if c.bytes > logoCacheBytes || len(c.byTag) != c.order.Len() {
-		t.Errorf("%d bytes kept (bound %d), %d tags for %d entries", c.bytes, logoCacheBytes, len(c.byTag), c.order.Len())
+	if c.kept.Bytes() > logoCacheBytes || c.kept.Len() != 10 {
+		t.Errorf("%d bytes kept (bound %d), %d answers (want 10)", c.kept.Bytes(), logoCacheBytes, c.kept.Len())
 	}
 	c.put("huge", body(logoCacheBytes/4))
 	if c.get("huge") != nil {

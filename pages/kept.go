@@ -5,20 +5,22 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/refdata/refdata/bounded"
 	"github.com/refdata/refdata/media"
 	"github.com/refdata/refdata/representation"
 )
 
 // pageCache keeps rendered pages, at most maxN and maxBytes of their text (0:
-// no bound), dropping the oldest render first. One render at a time: a crawler
-// takes one core, not all, and two requests for a page render it once.
+// no bound), dropping the one used least recently first. One render at a time:
+// a crawler takes one core, not all, and two requests for a page render it once.
 type pageCache[K comparable] struct {
-	maxN, maxBytes int
-	rendering      sync.Mutex
-	mu             sync.Mutex // guards the fields below; never held while rendering
-	kept           map[K]*kept
-	order          []K // oldest render first
-	bytes          int
+	rendering sync.Mutex
+	kept      *bounded.Cache[K, *kept]
+}
+
+func newPageCache[K comparable](maxN int, maxBytes int64) *pageCache[K] {
+	size := func(_ K, k *kept) int64 { return int64(k.size()) }
+	return &pageCache[K]{kept: bounded.New(bounded.Limits{Count: maxN, Bytes: maxBytes}, size)}
 }
 
 // kept is a rendered page (a changelog's: one per locale) and the images it shows.
@@ -49,31 +51,13 @@ func (c *pageCache[K]) get(key K, render func() (*kept, error)) (*kept, error) {
 	if err != nil {
 		return nil, err
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if old := c.kept[key]; old != nil {
-		c.bytes -= old.size()
-	} else {
-		c.order = append(c.order, key)
-	}
-	if c.kept == nil {
-		c.kept = map[K]*kept{}
-	}
-	c.kept[key] = k
-	c.bytes += k.size()
-	for len(c.order) > 1 && (len(c.order) > c.maxN || c.maxBytes > 0 && c.bytes > c.maxBytes) {
-		c.bytes -= c.kept[c.order[0]].size()
-		delete(c.kept, c.order[0])
-		c.order = c.order[1:]
-	}
+	c.kept.Add(key, k)
 	return k, nil
 }
 
 // fresh is the pages kept for key unless the mirror now holds an image they lack.
 func (c *pageCache[K]) fresh(key K) *kept {
-	c.mu.Lock()
-	k := c.kept[key]
-	c.mu.Unlock()
+	k, _ := c.kept.Get(key)
 	if k == nil || k.img.held() {
 		return nil
 	}

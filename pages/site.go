@@ -58,8 +58,8 @@ type Site struct {
 	docs    *representation.Body
 	home    atomic.Pointer[homePage]
 	latest  atomic.Pointer[latestPair]
-	changes pageCache[[2]string] // by from and to; each render loads two editions
-	browsed pageCache[browseKey]
+	changes *pageCache[[2]string] // by from and to; each render loads two editions
+	browsed *pageCache[browseKey]
 }
 
 var _ impl.Pages = (*Site)(nil)
@@ -69,8 +69,8 @@ var _ impl.Pages = (*Site)(nil)
 type homePage struct {
 	ed     weak.Pointer[edition.Edition]
 	list   *edition.VersionList
-	data   homeData          // without Origin
-	bodies pageCache[string] // by origin
+	data   homeData           // without Origin
+	bodies *pageCache[string] // by origin
 }
 
 type latestPair struct {
@@ -80,7 +80,7 @@ type latestPair struct {
 
 // New renders the docs page; the others are rendered on first request and kept.
 func New(repo edition.Repository, logger *slog.Logger) (*Site, error) {
-	s := &Site{repo: repo, log: cmp.Or(logger, slog.New(slog.DiscardHandler)), changes: pageCache[[2]string]{maxN: maxPairs}, browsed: pageCache[browseKey]{maxN: maxBrowse, maxBytes: maxBrowseBytes}}
+	s := &Site{repo: repo, log: cmp.Or(logger, slog.New(slog.DiscardHandler)), changes: newPageCache[[2]string](maxPairs, 0), browsed: newPageCache[browseKey](maxBrowse, maxBrowseBytes)}
 	b, err := render("docs", docsData{Redoc: RedocPath}, "en", representation.Best)
 	if err != nil {
 		return nil, err
@@ -145,7 +145,7 @@ func (s *Site) homePage() *homePage {
 	if from, to, err := s.latestPair(); err == nil {
 		data.LatestChanges = fmt.Sprintf("/changes/%s/%s", from, to)
 	}
-	h := &homePage{ed: weak.Make(ed), list: list, data: data, bodies: pageCache[string]{maxN: maxOrigins}}
+	h := &homePage{ed: weak.Make(ed), list: list, data: data, bodies: newPageCache[string](maxOrigins, 0)}
 	s.home.Store(h)
 	return h
 }

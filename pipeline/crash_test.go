@@ -97,7 +97,7 @@ func TestCrashSafety(t *testing.T) {
 	refStore := openStore(t, ref)
 	var names []string
 	refStore.OnStep = func(what string) { names = append(names, what) }
-	if _, err := pipeline.Import(refStore, snap, pipeline.Options{Retain: 1, Effort: apitest.Effort(), Bulk: true}); err != nil {
+	if _, err := pipeline.Import(refStore, snap, pipeline.Options{Retain: 1, Effort: crashEffort, Bulk: true}); err != nil {
 		t.Fatal(err)
 	}
 	steps := len(names)
@@ -118,9 +118,10 @@ func TestCrashSafety(t *testing.T) {
 	// The first step of each kind (a kind is a step's name without the names
 	// it writes), the last step, spread points among the steps repeated per
 	// snapshot file or swept name, and random delays; the short form (make
-	// test, make test-race) no spread points and fewer delays. No step
-	// before an fsync: for a process killed (not a machine stopped), the
-	// store before an fsync is the store before the step after it.
+	// test; make test-race thins it, below) no spread points and fewer
+	// delays. No step before an fsync: for a process killed (not a machine
+	// stopped), the store before an fsync is the store before the step after
+	// it.
 	short := raceOn || testing.Short()
 	spread, randoms, minRuns := 14, 6, 20
 	if short {
@@ -146,6 +147,19 @@ func TestCrashSafety(t *testing.T) {
 			continue
 		}
 		points = append(points, n)
+	}
+	if raceOn {
+		// Each run is an import in a race-built child and two imports after
+		// it, several times slower under the race detector, which looks at
+		// the same code at every point: a third of the points and the last
+		// (make test crashes at each), one random delay.
+		var thinned []int
+		for i, n := range points {
+			if i%3 == 0 || i == len(points)-1 {
+				thinned = append(thinned, n)
+			}
+		}
+		points, randoms, minRuns = thinned, 1, 5
 	}
 	for _, k := range []string{"write INDEX.gz", "fsync INDEX.gz", "write file.*", "rename segment into segments/",
 		"rename version into versions/", "rename ACTIVE", "prune *", "sweep *.seg", "sweep *.gz"} {
@@ -177,14 +191,14 @@ func TestCrashSafety(t *testing.T) {
 		apitest.SameEdition(t, wantEd[p.ManifestID], ed)
 
 		// Leftovers of the crash must not block the next import.
-		rep, err := pipeline.Import(st, snap, pipeline.Options{Retain: 1, Effort: apitest.Effort(), Bulk: true})
+		rep, err := pipeline.Import(st, snap, pipeline.Options{Retain: 1, Effort: crashEffort, Bulk: true})
 		if err != nil {
 			t.Fatalf("import after the crash: %v", err)
 		}
 		if p, _, index, _, err := store.ResolveWith(st, st.ReadIndex); err != nil || p.ManifestID != newID || !bytes.Equal(index, want[newID]) {
 			t.Fatalf("after re-import (%s) the active version is %s (%v), its index the uninterrupted import's: %v", rep.Outcome, p.ManifestID, err, bytes.Equal(index, want[newID]))
 		}
-		rep, err = pipeline.Import(st, next, pipeline.Options{Retain: 1, Effort: apitest.Effort(), Bulk: true})
+		rep, err = pipeline.Import(st, next, pipeline.Options{Retain: 1, Effort: crashEffort, Bulk: true})
 		if err != nil || rep.Outcome != "published" || rep.ManifestID != nextID {
 			t.Fatalf("the next import: %s %q, %v", rep.ManifestID, rep.Outcome, err)
 		}
@@ -223,6 +237,12 @@ func TestCrashSafety(t *testing.T) {
 		t.Errorf("only %d crash runs", runs)
 	}
 }
+
+// crashEffort is what the crash test's imports compress at, in every tier:
+// it crashes between write steps, which compressing harder does not change,
+// and at the served levels each import in a child (a process of its own,
+// compressing every body again) took most of the test's time.
+var crashEffort = representation.Fast
 
 // stepKind is a write step's name without the names it writes (hexadecimal
 // sums, manifest IDs, random suffixes) or the directory it syncs.
@@ -276,7 +296,7 @@ func mustID(t *testing.T, dir string) string {
 func crashChild(t *testing.T, storeDir, snap, pauseAt string, delay time.Duration) {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	effort, err := json.Marshal(apitest.Effort())
+	effort, err := json.Marshal(crashEffort)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -300,40 +300,13 @@ func (im *importer) process(files map[string][]byte, problems []catalog.Problem)
 		return im.reject(problems, "%s cannot be read", count(len(problems), "file"))
 	}
 	r.ManifestID = catalog.ManifestIDOf(files["version.json"])
-	base, why, err := store.ResolveIn(im.st)
-	replace := false
-	if catalog.IsManifestID(r.ManifestID) {
-		if _, lerr := im.st.Lookup(r.ManifestID); lerr == nil {
-			switch {
-			case im.opt.Force:
-				replace = true
-				r.note("version %s is already stored; re-validating and re-publishing it (--force)", r.ManifestID)
-			case !im.interrupted(r.ManifestID, base):
-				r.Outcome = "already stored"
-				return nil
-			default:
-				r.note("version %s was left unpublished by an interrupted import; importing it again", r.ManifestID)
-				if err := im.st.Discard(r.ManifestID); err != nil {
-					return err
-				}
-				base, why, err = store.ResolveIn(im.st)
-			}
-		}
-	}
-	var baseFiles map[string][]byte
-	switch {
-	case errors.Is(err, store.ErrNotFound):
-	case err != nil:
+	base, already, err := im.base()
+	if err != nil || already {
 		return err
-	default:
-		if why != "" {
-			r.note("the active pointer is not usable (%s); diffing against and carrying over from %s, the newest intact version", why, base.ManifestID)
-		}
-		if _, baseFiles, err = im.st.ReadVersion(base.ManifestID); err != nil {
-			return fmt.Errorf("read active version: %w", err)
-		}
 	}
-	im.carryOver(files, baseFiles, base.ManifestID)
+	replace := base.replace
+	im.carryOver(files, base.files, base.ManifestID)
+	base.files = nil // not held while the version renders
 	if im.opt.Names != nil {
 		maxFile, _ := limits(im.opt.MaxFileBytes, 0)
 		if ps := applyNames(im.opt.Names, maxFile, files, r); len(ps) > 0 {
@@ -345,24 +318,9 @@ func (im *importer) process(files map[string][]byte, problems []catalog.Problem)
 	if err != nil {
 		return im.reject([]catalog.Problem{problemOf(err)}, "%w", err)
 	}
-
-	items := 0
-	for _, it := range snap.Sources {
-		items += len(it)
-	}
-	if err := im.next(Validate, "%d items in %d catalogs", items, len(snap.Sources)); err != nil {
-		return err
-	}
-	repairs := catalog.Repair(snap)
-	r.NumRepairs, r.Repairs = len(repairs), capProblems(repairs)
-	val, err := catalog.Validate(snap)
+	val, items, err := im.validate(snap)
 	if err != nil {
 		return err
-	}
-	r.Unknown = val.Unknown
-	r.Fills = val.Fills
-	if len(val.Rejections) > 0 {
-		return im.reject(val.Rejections, "%s", count(len(val.Rejections), "problem"))
 	}
 	contentHash := catalog.FilesHash(files)
 	if replace && catalog.ManifestIDOf(files["version.json"]) == base.ManifestID {
@@ -404,28 +362,7 @@ func (im *importer) process(files map[string][]byte, problems []catalog.Problem)
 	now := im.opt.Now()
 	var diffBody []byte
 	if old != nil {
-		if err := im.next(Diff, "%s → %s", old.ManifestID, id); err != nil {
-			return err
-		}
-		d, err := catalog.Diff(old, ed, now)
-		if err != nil {
-			return err
-		}
-		r.Previous = old.ManifestID
-		r.Summary = &d.Summary
-		if ps := shrinkage(old, ed, im.opt.ShrinkLimit); len(ps) > 0 {
-			if !im.opt.AllowShrink {
-				lose := "lose"
-				if len(ps) == 1 {
-					lose = "loses"
-				}
-				return im.reject(ps, "%w: %s %s too many items (publish anyway with --allow-shrink)", ErrShrinkGuard, count(len(ps), "catalog"), lose)
-			}
-			for _, p := range ps {
-				r.note("allowed by --allow-shrink: %s %s", p.File, p.Reason)
-			}
-		}
-		if diffBody, err = catalog.DiffBody(d); err != nil {
+		if diffBody, err = im.diff(old, ed, now); err != nil {
 			return err
 		}
 	}
@@ -443,6 +380,108 @@ func (im *importer) process(files map[string][]byte, problems []catalog.Problem)
 	}
 	r.Outcome = "published"
 	return nil
+}
+
+// baseVersion is what an import starts from.
+type baseVersion struct {
+	store.Pointer                   // the version diffed against; zero in an empty store
+	files         map[string][]byte // its files, carried over where the snapshot lacks them
+	replace       bool              // the imported version is stored, and re-published (--force)
+}
+
+// base resolves the version this import diffs against and carries files over
+// from; already says the imported version is stored already (the report's
+// Outcome says so): nothing more to do.
+func (im *importer) base() (b baseVersion, already bool, err error) {
+	r := im.r
+	var why string
+	b.Pointer, why, err = store.ResolveIn(im.st)
+	if catalog.IsManifestID(r.ManifestID) {
+		if _, lerr := im.st.Lookup(r.ManifestID); lerr == nil {
+			switch {
+			case im.opt.Force:
+				b.replace = true
+				r.note("version %s is already stored; re-validating and re-publishing it (--force)", r.ManifestID)
+			case !im.interrupted(r.ManifestID, b.Pointer):
+				r.Outcome = "already stored"
+				return b, true, nil
+			default:
+				r.note("version %s was left unpublished by an interrupted import; importing it again", r.ManifestID)
+				if err := im.st.Discard(r.ManifestID); err != nil {
+					return b, false, err
+				}
+				b.Pointer, why, err = store.ResolveIn(im.st)
+			}
+		}
+	}
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+	case err != nil:
+		return b, false, err
+	default:
+		if why != "" {
+			r.note("the active pointer is not usable (%s); diffing against and carrying over from %s, the newest intact version", why, b.ManifestID)
+		}
+		if _, b.files, err = im.st.ReadVersion(b.ManifestID); err != nil {
+			return b, false, fmt.Errorf("read active version: %w", err)
+		}
+	}
+	return b, false, nil
+}
+
+// validate repairs and validates the snapshot, recording both in the report,
+// and returns the validation and the number of items; a rejection is an
+// error.
+func (im *importer) validate(snap *catalog.Snapshot) (*catalog.Validation, int, error) {
+	r := im.r
+	items := 0
+	for _, it := range snap.Sources {
+		items += len(it)
+	}
+	if err := im.next(Validate, "%d items in %d catalogs", items, len(snap.Sources)); err != nil {
+		return nil, 0, err
+	}
+	repairs := catalog.Repair(snap)
+	r.NumRepairs, r.Repairs = len(repairs), capProblems(repairs)
+	val, err := catalog.Validate(snap)
+	if err != nil {
+		return nil, 0, err
+	}
+	r.Unknown = val.Unknown
+	r.Fills = val.Fills
+	if len(val.Rejections) > 0 {
+		return nil, 0, im.reject(val.Rejections, "%s", count(len(val.Rejections), "problem"))
+	}
+	return val, items, nil
+}
+
+// diff diffs ed against old, the version before it, stamped now, and
+// returns the diff's body; a version that loses too many items of a catalog
+// is rejected (ErrShrinkGuard) unless AllowShrink.
+func (im *importer) diff(old, ed *edition.Edition, now time.Time) ([]byte, error) {
+	r := im.r
+	if err := im.next(Diff, "%s → %s", old.ManifestID, ed.ManifestID); err != nil {
+		return nil, err
+	}
+	d, err := catalog.Diff(old, ed, now)
+	if err != nil {
+		return nil, err
+	}
+	r.Previous = old.ManifestID
+	r.Summary = &d.Summary
+	if ps := shrinkage(old, ed, im.opt.ShrinkLimit); len(ps) > 0 {
+		if !im.opt.AllowShrink {
+			lose := "lose"
+			if len(ps) == 1 {
+				lose = "loses"
+			}
+			return nil, im.reject(ps, "%w: %s %s too many items (publish anyway with --allow-shrink)", ErrShrinkGuard, count(len(ps), "catalog"), lose)
+		}
+		for _, p := range ps {
+			r.note("allowed by --allow-shrink: %s %s", p.File, p.Reason)
+		}
+	}
+	return catalog.DiffBody(d)
 }
 
 // render renders the snapshot a source category at a time, compressing and

@@ -6,5 +6,6 @@ import "time"
 // Poll. Tests pair a short one with a short ReplicaTTL, the ratio serve uses.
 func SetHeartbeat(r *Repository, every time.Duration) { r.heartbeatEvery = every }
 
-// SetBadRetry sets how long a pointer whose version failed waits to be tried again.
-func SetBadRetry(r *Repository, d time.Duration) { r.badRetry = d }
+// DefaultBadRetry is how long a pointer whose version failed waits to be
+// tried again.
+const DefaultBadRetry = defaultBadRetry

@@ -91,6 +91,10 @@ type Repository struct {
 	cache *blob.Cache
 	segMu sync.Mutex
 	segs  map[string]weak.Pointer[blob.Segment]
+	// now is the clock the switch instants and the retry of a failed
+	// pointer are read against (WithClock); the waits between polls and
+	// heartbeats are timers.
+	now func() time.Time
 }
 
 // Option tunes Open.
@@ -98,6 +102,11 @@ type Option func(*Repository)
 
 // WithCache reads bodies through c (by default one of blob.DefaultCacheBytes).
 func WithCache(c *blob.Cache) Option { return func(r *Repository) { r.cache = c } }
+
+// WithClock reads the time from now instead of time.Now: a test moves it to
+// a switch instant, or past the retry of a failed version, rather than
+// sleeping until then.
+func WithClock(now func() time.Time) Option { return func(r *Repository) { r.now = now } }
 
 const (
 	// keptEditions: an edition is its index (a few MB at the public API's
@@ -136,11 +145,12 @@ type seen struct {
 // fallback until a version is published; a nil fallback is edition.None, not
 // ready (NoVersion), answering 503.
 func Open(st store.Backend, logger *slog.Logger, m *Metrics, fallback *edition.Edition, opts ...Option) (*Repository, error) {
-	r := &Repository{st: st, log: logger, metrics: m, replica: replicaName(), heartbeatEvery: defaultHeartbeat, badRetry: defaultBadRetry, badAt: time.Now(),
-		segs: map[string]weak.Pointer[blob.Segment]{}}
+	r := &Repository{st: st, log: logger, metrics: m, replica: replicaName(), heartbeatEvery: defaultHeartbeat, badRetry: defaultBadRetry,
+		segs: map[string]weak.Pointer[blob.Segment]{}, now: time.Now}
 	for _, o := range opts {
 		o(r)
 	}
+	r.badAt = r.now()
 	if r.cache == nil {
 		r.cache = blob.NewCache(blob.DefaultCacheBytes)
 	}
@@ -148,7 +158,7 @@ func Open(st store.Backend, logger *slog.Logger, m *Metrics, fallback *edition.E
 		fallback = edition.None()
 	}
 	ptr, man, ed, why, err := store.ResolveWith(st, r.read)
-	if err == nil && why == "" && ptr.Previous != "" && time.Now().Before(ptr.ActivateAt) {
+	if err == nil && why == "" && ptr.Previous != "" && r.now().Before(ptr.ActivateAt) {
 		// The replicas have not switched to the newest version yet: serve the
 		// one they serve, and stage the new one at the first Reload.
 		if pm, prev, perr := r.read(ptr.Previous, ""); perr == nil {
@@ -283,7 +293,7 @@ func (r *Repository) overtaken(ptr store.Pointer) {
 // promoteDue makes a staged version the served one once its instant has come;
 // every reader calls it first, so no request after the instant sees the old one.
 func (r *Repository) promoteDue() {
-	if n := r.next.Load(); n != nil && !time.Now().Before(n.at) {
+	if n := r.next.Load(); n != nil && !r.now().Before(n.at) {
 		r.promote(n)
 	}
 }
@@ -353,24 +363,24 @@ func (r *Repository) Reload() (bool, error) {
 		return false, err
 	}
 	if errors.Is(err, store.ErrNotFound) && cur.rawPtr == nil ||
-		raw != nil && (bytes.Equal(raw, cur.rawPtr) || bytes.Equal(raw, r.badPtr) && time.Since(r.badAt) < r.badRetry) {
-		r.metrics.checked(time.Now()) // nothing new, or a pointer that failed
+		raw != nil && (bytes.Equal(raw, cur.rawPtr) || bytes.Equal(raw, r.badPtr) && r.now().Sub(r.badAt) < r.badRetry) {
+		r.metrics.checked(r.now()) // nothing new, or a pointer that failed
 		return false, nil
 	}
 	if err == nil && ptr.ManifestID == cur.ed.ManifestID && cur.rawPtr != nil {
 		// The pointer changed but not the version (a rescheduled switch).
 		r.cur.CompareAndSwap(cur, cur.movedTo(ptr, raw))
-		r.metrics.checked(time.Now())
+		r.metrics.checked(r.now())
 		return false, nil
 	}
 	if n := r.next.Load(); err == nil && n != nil && n.s.ed.ManifestID == ptr.ManifestID {
 		// Staged already: take the store's instant.
 		r.next.CompareAndSwap(n, &pending{s: n.s.movedTo(ptr, raw), at: ptr.ActivateAt, publishedAt: n.publishedAt})
-		r.metrics.checked(time.Now())
+		r.metrics.checked(r.now())
 		return false, nil
 	}
 	if err == nil {
-		began := time.Now()
+		began := r.now()
 		var ed *edition.Edition
 		var man store.Manifest
 		man, ed, err = r.read(ptr.ManifestID, ptr.ManifestSHA256)
@@ -378,9 +388,9 @@ func (r *Repository) Reload() (bool, error) {
 			r.badPtr = nil
 			s := &state{ed: ed, ptr: ptr, rawPtr: raw}
 			s.versions = r.listVersions(ed)
-			r.log.Info("read version", "manifest_id", ed.ManifestID, "load_seconds", time.Since(began).Seconds())
-			r.metrics.checked(time.Now())
-			if time.Now().Before(ptr.ActivateAt) {
+			r.log.Info("read version", "manifest_id", ed.ManifestID, "load_seconds", r.now().Sub(began).Seconds())
+			r.metrics.checked(r.now())
+			if r.now().Before(ptr.ActivateAt) {
 				r.next.Store(&pending{s: s, at: ptr.ActivateAt, publishedAt: man.PublishedAt})
 				r.log.Info("staged version", "manifest_id", ed.ManifestID, "switch_at", ptr.ActivateAt)
 				return false, nil
@@ -392,7 +402,7 @@ func (r *Repository) Reload() (bool, error) {
 			return true, nil
 		}
 	}
-	r.badPtr, r.badAt = raw, time.Now()
+	r.badPtr, r.badAt = raw, r.now()
 	r.metrics.reloadFailed()
 	r.log.Error("the active pointer names a version that cannot be served; keeping the current one", "serving", cur.ed.ManifestID, "retry_in_seconds", r.badRetry.Seconds(), "err", err)
 	return false, err
@@ -582,14 +592,15 @@ func (r *Repository) Ready() (gen.ProbeStatus, bool, string) {
 		return st, true, "" // an empty store: serving the embedded sample data
 	}
 	due := sn.ptr.ManifestID
-	if time.Now().Before(sn.ptr.ActivateAt) && sn.ptr.Previous != "" {
+	now := r.now()
+	if now.Before(sn.ptr.ActivateAt) && sn.ptr.Previous != "" {
 		due = sn.ptr.Previous
 	}
 	st.Active = &due
 	if due != cur.ed.ManifestID {
 		behind := float32(0)
 		if !sn.ptr.ActivateAt.IsZero() {
-			behind = float32(time.Since(sn.ptr.ActivateAt).Seconds())
+			behind = float32(now.Sub(sn.ptr.ActivateAt).Seconds())
 		}
 		st.SecondsBehind = &behind
 		return st, false, fmt.Sprintf("serving %s, the store's active version is %s (loading it)", cur.ed.ManifestID, due)

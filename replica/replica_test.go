@@ -203,6 +203,8 @@ type env struct {
 	h     http.Handler
 	check *apitest.Checker
 	logs  *syncBuffer
+	// clock is the replica's: it stands still unless the test moves it.
+	clock *testClock
 }
 
 // newEnv serves a copy of a store holding the first n of: 14, 15, synthetic 3.
@@ -220,7 +222,10 @@ func (e *env) open(t *testing.T, fallback *edition.Edition) {
 	t.Helper()
 	logger := slog.New(slog.NewTextHandler(e.logs, nil))
 	reg := prometheus.NewRegistry()
-	repo, err := replica.Open(e.st, logger, replica.NewMetrics(reg, time.Now()), fallback)
+	if e.clock == nil {
+		e.clock = newClock(time.Now())
+	}
+	repo, err := replica.Open(e.st, logger, replica.NewMetrics(reg, time.Now()), fallback, replica.WithClock(e.clock.Now))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -700,15 +705,20 @@ func TestFallbackOnDamagedActive(t *testing.T) {
 				t.Errorf("Reload with the damaged version active: %v, %v; serving %s", swapped, err, e.repo.Active().ManifestID)
 			}
 			// Repaired in place (a backup restored under the replica), it is
-			// tried again once the retry interval has passed, and served.
+			// tried again once the retry interval has passed, not before,
+			// and served.
 			for p, b := range intact {
 				if err := os.WriteFile(p, b, 0o644); err != nil {
 					t.Fatal(err)
 				}
 			}
-			replica.SetBadRetry(e.repo, 0)
+			e.clock.Add(replica.DefaultBadRetry - time.Nanosecond)
+			if swapped, err := e.repo.Reload(); swapped || err != nil || e.repo.Active().ManifestID != id14 {
+				t.Errorf("Reload after the repair, just before the retry interval: %v, %v; serving %s, want %s", swapped, err, e.repo.Active().ManifestID, id14)
+			}
+			e.clock.Add(time.Nanosecond)
 			if swapped, err := e.repo.Reload(); !swapped || err != nil || e.repo.Active().ManifestID != id15 {
-				t.Errorf("Reload after the repair: %v, %v; serving %s, want %s", swapped, err, e.repo.Active().ManifestID, id15)
+				t.Errorf("Reload after the repair and the retry interval: %v, %v; serving %s, want %s", swapped, err, e.repo.Active().ManifestID, id15)
 			}
 		})
 	}

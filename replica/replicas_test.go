@@ -42,6 +42,8 @@ type node struct {
 	// swapped gets a signal (dropped when one is pending) after each swap,
 	// for waitServing.
 	swapped chan struct{}
+	// clock is the replica's, when the test moves it (nil: the real one).
+	clock *testClock
 }
 
 // waitServing waits until n serves id, woken by its swaps: Poll and the
@@ -65,7 +67,7 @@ func (n *node) waitServing(t *testing.T, id string, timeout time.Duration) {
 // notifies and every second (the fallback when a notification is lost).
 func startReplica(t *testing.T, ctx context.Context, u string) *node {
 	t.Helper()
-	r := openReplica(t, ctx, u, time.Second, nil)
+	r := openReplica(t, ctx, u, time.Second, nil, nil)
 	r.loops.Go(func() {
 		for range r.repo.Store().(store.Notifier).Changes(r.ctx) {
 			_, _ = r.repo.Reload()
@@ -80,9 +82,9 @@ func startReplica(t *testing.T, ctx context.Context, u string) *node {
 const testHeartbeat, testTTL = 200 * time.Millisecond, 2 * time.Second
 
 // openReplica is a replica on u that reloads every poll (and when the test
-// says), its loads slowed by delay when given. Polling, it reports to the
-// store as every replica does.
-func openReplica(t *testing.T, ctx context.Context, u string, poll time.Duration, delay *atomic.Int64) *node {
+// says), its loads slowed by delay when given, on clock when given. Polling,
+// it reports to the store as every replica does.
+func openReplica(t *testing.T, ctx context.Context, u string, poll time.Duration, delay *atomic.Int64, clock *testClock) *node {
 	t.Helper()
 	pg, err := postgres.Open(ctx, u)
 	if err != nil {
@@ -95,7 +97,11 @@ func openReplica(t *testing.T, ctx context.Context, u string, poll time.Duration
 	}
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
 	reg := prometheus.NewRegistry()
-	repo, err := replica.Open(st, logger, replica.NewMetrics(reg, time.Now()), nil)
+	var opts []replica.Option
+	if clock != nil {
+		opts = append(opts, replica.WithClock(clock.Now))
+	}
+	repo, err := replica.Open(st, logger, replica.NewMetrics(reg, time.Now()), nil, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,7 +111,7 @@ func openReplica(t *testing.T, ctx context.Context, u string, poll time.Duration
 	}
 	replica.SetHeartbeat(repo, testHeartbeat)
 	rctx, stop := context.WithCancel(ctx)
-	r := &node{repo: repo, h: h, ctx: rctx, swapped: make(chan struct{}, 1)}
+	r := &node{repo: repo, h: h, ctx: rctx, swapped: make(chan struct{}, 1), clock: clock}
 	repo.OnSwap(func() {
 		select {
 		case r.swapped <- struct{}{}:
@@ -501,7 +507,11 @@ func TestReplicaPromotesOvertakenVersion(t *testing.T) {
 	if _, err := r.repo.Reload(); err != nil { // learns v3's instant
 		t.Fatal(err)
 	}
-	time.Sleep(time.Until(p3.ActivateAt))
+	r.clock.Set(p3.ActivateAt.Add(-time.Nanosecond))
+	if got := r.repo.Active().ManifestID; got != v2 {
+		t.Errorf("just before %s's instant: serving %s, want %s", v3, got, v2)
+	}
+	r.clock.Set(p3.ActivateAt)
 	if got := r.repo.Active().ManifestID; got != v3 {
 		t.Errorf("at %s's instant: serving %s", v3, got)
 	}
@@ -518,7 +528,7 @@ func TestSlowReplicaIsWaitedFor(t *testing.T) {
 	pub := publisher(t, ctx, u)
 	pub.StageBound, pub.Margin, pub.ReplicaTTL = time.Minute, 300*time.Millisecond, testTTL
 	var delay atomic.Int64
-	r := openReplica(t, ctx, u, 200*time.Millisecond, &delay)
+	r := openReplica(t, ctx, u, 200*time.Millisecond, &delay, nil)
 	delay.Store(int64(2 * pub.ReplicaTTL)) // each load of a version from now on
 	v2 := "0000000000004002"
 	publish(t, pub, syntheticVersion(t, v2))
@@ -563,13 +573,15 @@ func waitPointer(t *testing.T, st *postgres.Store, id string) {
 
 // stagingReplica is a publisher on a schema of its own that schedules each
 // switch once the replicas have staged the version, and one replica that
-// reloads only when the test says.
+// reloads only when the test says, on a clock the test moves (it stands
+// still at the replica's start, before any switch instant the publisher
+// sets, until moved).
 func stagingReplica(t *testing.T, ctx context.Context) (*postgres.Store, *node) {
 	t.Helper()
 	u := pgSchema(t)
 	pub := publisher(t, ctx, u)
 	pub.StageBound, pub.Margin = time.Minute, 300*time.Millisecond
-	return pub, openReplica(t, ctx, u, time.Hour, nil)
+	return pub, openReplica(t, ctx, u, time.Hour, nil, newClock(time.Now()))
 }
 
 // stage publishes the synthetic version id, has r stage it when the pointer
@@ -609,14 +621,11 @@ func TestStagedVersionServedCompressed(t *testing.T) {
 	if _, err := r.repo.Reload(); err != nil { // learns the instant
 		t.Fatal(err)
 	}
-	// Asked before the instant (checked after the answer; on a slow machine
-	// it may have passed already, and there is nothing to check):
-	if st, ok, why := r.repo.Ready(); time.Now().Before(p2.ActivateAt) {
-		if !ok || st.Serving != id15 || st.Staged == nil || *st.Staged != v2 || st.Active == nil || *st.Active != id15 {
-			t.Errorf("before %s's instant: Ready = %+v, %v (%s); want serving %s, %s staged", v2, st, ok, why, id15, v2)
-		}
+	r.clock.Set(p2.ActivateAt.Add(-time.Nanosecond))
+	if st, ok, why := r.repo.Ready(); !ok || st.Serving != id15 || st.Staged == nil || *st.Staged != v2 || st.Active == nil || *st.Active != id15 {
+		t.Errorf("just before %s's instant: Ready = %+v, %v (%s); want serving %s, %s staged", v2, st, ok, why, id15, v2)
 	}
-	time.Sleep(time.Until(p2.ActivateAt)) // the instant itself is what is waited for
+	r.clock.Set(p2.ActivateAt) // the instant itself
 	if got := r.repo.Active().ManifestID; got != v2 {
 		t.Fatalf("at %s's instant: serving %s", v2, got)
 	}
@@ -644,3 +653,16 @@ func TestStagedVersionServedCompressed(t *testing.T) {
 		}
 	}
 }
+
+// testClock is a replica's clock (replica.WithClock) that a test moves.
+type testClock struct{ ns atomic.Int64 }
+
+func newClock(at time.Time) *testClock {
+	c := &testClock{}
+	c.Set(at)
+	return c
+}
+
+func (c *testClock) Now() time.Time      { return time.Unix(0, c.ns.Load()) }
+func (c *testClock) Set(at time.Time)    { c.ns.Store(at.UnixNano()) }
+func (c *testClock) Add(d time.Duration) { c.ns.Add(int64(d)) }

@@ -3,6 +3,7 @@ package representation
 import (
 	"bytes"
 	"compress/gzip"
+	"crypto/sha256"
 	"encoding/base64"
 	"encoding/binary"
 	"errors"
@@ -17,8 +18,10 @@ import (
 	"sync/atomic"
 
 	brotli "github.com/molecule-man/go-brrr"
+	"golang.org/x/sync/singleflight"
 
 	"github.com/refdata/refdata/blob"
+	"github.com/refdata/refdata/bounded"
 )
 
 // Body is one response body in every encoding worth sending, with the header
@@ -186,8 +189,9 @@ func (e *Encoded) inflate() ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	zr, err := gzip.NewReader(bytes.NewReader(zb))
+	zr, err := gunzip(zb)
 	if err == nil {
+		defer gzipReaders.Put(zr)
 		// Deflate expands at most 1032 to 1: a length no gzip of these bytes
 		// reaches (a damaged index) allocates no more than the gzip could.
 		b := make([]byte, 0, min(e.src.Len, 1032*len(zb)))
@@ -209,6 +213,21 @@ func (e *Encoded) inflate() ([]byte, error) {
 		}
 	}
 	return nil, fmt.Errorf("identity from gzip: %w", err)
+}
+
+// gzipReaders are the readers inflate decompresses with: a new one allocates
+// its 32 KiB window, which was a third of the time an identity read took.
+var gzipReaders sync.Pool // *gzip.Reader
+
+// gunzip is a pooled reader of the gzip zb; put it back once read.
+func gunzip(zb []byte) (*gzip.Reader, error) {
+	if zr, ok := gzipReaders.Get().(*gzip.Reader); ok {
+		if err := zr.Reset(bytes.NewReader(zb)); err != nil {
+			return nil, err
+		}
+		return zr, nil
+	}
+	return gzip.NewReader(bytes.NewReader(zb))
 }
 
 // Blob is where a stored representation's bytes are in a segment's file, for
@@ -323,7 +342,28 @@ func NewCompressor(e Effort) *Compressor { return &Compressor{effort: e} }
 
 // Compress returns b's gzip and brotli, each nil where it would not be
 // smaller than b. The same bytes and effort always give the same output.
-func (z *Compressor) Compress(b []byte) (gz, br []byte) { return z.Gzip(b), z.Brotli(b) }
+func (z *Compressor) Compress(b []byte) (gz, br []byte) {
+	if len(b) < MinCompress {
+		return nil, nil
+	}
+	kept := shared.Load()
+	if kept == nil {
+		return z.Gzip(b), z.Brotli(b)
+	}
+	key := compressed{sha256.Sum256(b), z.effort}
+	// One compression of a body at a time: parallel tests import the same
+	// versions at once.
+	v, _, _ := compressing.Do(fmt.Sprintf("%x %v", key.sum, key.effort), func() (any, error) {
+		if v, ok := kept.Get(key); ok {
+			return v, nil
+		}
+		v := [2][]byte{z.Gzip(b), z.Brotli(b)}
+		kept.Add(key, v)
+		return v, nil
+	})
+	pair := v.([2][]byte)
+	return bytes.Clone(pair[0]), bytes.Clone(pair[1]) // the caller's own
+}
 
 // Gzip is Compress's gzip alone: two compressors make a body's two encodings
 // on two cores at once.
@@ -352,6 +392,30 @@ func (z *Compressor) Brotli(b []byte) []byte {
 		*w, err = brotli.NewWriterOptions(io.Discard, z.effort.Brotli, brotli.WriterOptions{LGWin: lgwin})
 	}
 	return z.encode(*w, err, b)
+}
+
+// shared, when set (ShareCompressions), keeps what the process compressed.
+var (
+	shared      atomic.Pointer[bounded.Cache[compressed, [2][]byte]]
+	compressing singleflight.Group
+)
+
+// compressed names a body compressed at an effort.
+type compressed struct {
+	sum    [sha256.Size]byte
+	effort Effort
+}
+
+// ShareCompressions has every Compressor of the process keep what it
+// compressed, up to maxBytes (least recently used leave first), and give a
+// body compressed at an effort before the same bytes again (copies) rather
+// than compress it again: they are the bytes it would make
+// (TestCompressorMatchesNew). It is for a process that imports the same
+// versions over and over, a test binary, where compressing was most of the
+// time; a server or an import compresses each body once, and never calls it.
+func ShareCompressions(maxBytes int64) {
+	size := func(_ compressed, v [2][]byte) int64 { return int64(len(v[0]) + len(v[1]) + 64) }
+	shared.Store(bounded.New(bounded.Limits{Bytes: maxBytes}, size))
 }
 
 // encode compresses b with w (made with error err), if that is smaller.

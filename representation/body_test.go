@@ -333,6 +333,37 @@ func read(t *testing.T, e *representation.Encoded) []byte {
 	return b
 }
 
+// TestShareCompressions: with compressions shared, a body compressed before
+// at an effort gives the bytes compressing it again would (as a copy, which
+// its caller may change), at another effort its own; a body too small to
+// compress keeps nothing. Not parallel: it shares the process's compressors.
+func TestShareCompressions(t *testing.T) {
+	b := compressible(64 << 10)
+	want := map[representation.Effort][2][]byte{}
+	for _, e := range []representation.Effort{representation.Fast, representation.Best} {
+		gz, br := representation.NewCompressor(e).Compress(b)
+		want[e] = [2][]byte{gz, br}
+	}
+	representation.ShareCompressions(1 << 20)
+	defer representation.StopSharingCompressions()
+	if gz, br := representation.Compress(b[:100], representation.Best); gz != nil || br != nil || representation.SharedCompressionBytes() != 0 {
+		t.Errorf("a body of 100 bytes: gzip %d bytes, brotli %d, %d bytes kept", len(gz), len(br), representation.SharedCompressionBytes())
+	}
+	for round := range 2 {
+		for _, e := range []representation.Effort{representation.Fast, representation.Best} {
+			gz, br := representation.NewCompressor(e).Compress(b)
+			if !bytes.Equal(gz, want[e][0]) || !bytes.Equal(br, want[e][1]) {
+				t.Errorf("round %d, effort %+v: gzip %d bytes, brotli %d; want the %d and %d compressing makes", round, e, len(gz), len(br), len(want[e][0]), len(want[e][1]))
+			}
+			gz[0] ^= 0xff // the caller's own copy
+			br[0] ^= 0xff
+		}
+		if kept := representation.SharedCompressionBytes(); kept < int64(len(want[representation.Best][0])) {
+			t.Errorf("round %d: %d bytes of compressions kept", round, kept)
+		}
+	}
+}
+
 // TestCompressorMatchesNew: a Compressor reused over bodies of different
 // sizes (so different brotli windows, each writer reset many times) writes
 // byte for byte what a new one writes for each, at Fast and at Best: an

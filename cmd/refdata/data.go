@@ -17,7 +17,6 @@ import (
 	"github.com/refdata/refdata/mirror"
 	"github.com/refdata/refdata/pipeline"
 	"github.com/refdata/refdata/replica"
-	"github.com/refdata/refdata/representation"
 	"github.com/refdata/refdata/store"
 	"github.com/refdata/refdata/store/postgres"
 )
@@ -31,10 +30,10 @@ type dataOptions struct {
 	poll   time.Duration
 	// --sync, --sync-every and the sync flags (--retain too, for imports from
 	// the inbox): follow an upstream.
-	syncFrom  string
-	syncEvery time.Duration
-	sync      *syncFlags
-	effort    representation.Effort // the embedded sample's compression
+	syncFrom   string
+	syncEvery  time.Duration
+	sync       *syncFlags
+	sampleOpts sampleOptions // how the embedded sample's store is made
 	// --cache-bytes, --cache-dir: the bodies kept in memory; where a
 	// PostgreSQL replica keeps its segments.
 	cacheBytes int64
@@ -112,7 +111,7 @@ func storeFlags(c *cli, def, none string) func() string {
 // for it. Goroutines end with ctx.
 func load(ctx context.Context, o dataOptions, repo *replica.Pending, reg prometheus.Registerer, served *replica.Metrics, imports *pipeline.Metrics, logger *slog.Logger) error {
 	if o.dir == "" {
-		r, err := sampleRepository(ctx, o.effort, repo, served, logger)
+		r, err := sampleRepository(ctx, o.sampleOpts, repo, served, logger)
 		if err == nil {
 			repo.Set(r)
 		}
@@ -134,7 +133,7 @@ func load(ctx context.Context, o dataOptions, repo *replica.Pending, reg prometh
 	cache := replica.WithCache(blob.NewCache(o.cacheBytes))
 	var fallback *edition.Edition // served while the store has no version
 	if o.sample {
-		r, err := sampleRepository(ctx, o.effort, repo, nil, logger)
+		r, err := sampleRepository(ctx, o.sampleOpts, repo, nil, logger)
 		if err != nil {
 			return err
 		}
@@ -199,9 +198,9 @@ func keepCurrent(ctx context.Context, repo *replica.Repository, o dataOptions, r
 // sampleRepository serves the embedded sample data from its store
 // (sampleStore), saying so in the log; until the store is made, repo says
 // why it waits.
-func sampleRepository(ctx context.Context, effort representation.Effort, repo *replica.Pending, served *replica.Metrics, logger *slog.Logger) (*replica.Repository, error) {
+func sampleRepository(ctx context.Context, opt sampleOptions, repo *replica.Pending, served *replica.Metrics, logger *slog.Logger) (*replica.Repository, error) {
 	repo.Wait("making the embedded sample data's store, once for this binary")
-	dir, err := sampleStore(ctx, effort, logger)
+	dir, err := sampleStore(ctx, opt, logger)
 	if err != nil {
 		return nil, err
 	}

@@ -43,9 +43,9 @@ type process struct {
 	env func(string) (string, bool)
 	// ready, when set, receives serve's bound address (tests listen on :0).
 	ready chan<- string
-	// sampleEffort is what the embedded sample is compressed at
-	// (representation.Best; tests lower it).
-	sampleEffort representation.Effort
+	// sample is how the embedded sample's store is made (tests make a
+	// lighter one, of their own).
+	sample sampleOptions
 }
 
 // command is one of refdata's commands: its synopsis, purpose and example,
@@ -71,7 +71,7 @@ func commands() []command {
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	return process{stdout: stdout, stderr: stderr, sampleEffort: representation.Best}.run(ctx, args)
+	return process{stdout: stdout, stderr: stderr, sample: sampleOptions{effort: representation.Best}}.run(ctx, args)
 }
 
 // run runs the command args name: 0 when it succeeds, 2 for a usage error

@@ -119,14 +119,16 @@ func TestServe(t *testing.T) {
 
 // start runs `refdata serve args…` as main runs it, and returns the address
 // it listens on and the channel its exit status arrives on; it fails t when
-// serve ends before it listens.
+// serve ends before it listens. The embedded sample's store (serve without a
+// store) is the test binary's own, of the trimmed versions under -short.
 func start(t *testing.T, ctx context.Context, args ...string) (string, <-chan int) {
 	t.Helper()
 	ready := make(chan string, 1)
 	done := make(chan int, 1)
 	var stderr syncBuffer
 	go func() {
-		p := process{stdout: io.Discard, stderr: &stderr, env: noEnv, ready: ready, sampleEffort: apitest.Effort()}
+		p := process{stdout: io.Discard, stderr: &stderr, env: noEnv, ready: ready,
+			sample: sampleOptions{effort: apitest.Effort(), trimmed: testing.Short(), dir: filepath.Join(sampleRoot, "cache")}}
 		done <- p.run(ctx, append([]string{"serve"}, args...))
 	}()
 	select {

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -89,7 +90,7 @@ func proxyUnderPublishes(t *testing.T, engine string, dirs [2]string) {
 	// Two replicas of the store, each behind a reverse proxy that counts the
 	// answers leaving it by target and Content-Encoding.
 	var hits sync.Map // "target coding" → *atomic.Int64
-	var ports [2]string
+	var ports, addrs [2]string
 	var exits []<-chan int
 	t.Cleanup(func() {
 		cancel()
@@ -100,6 +101,7 @@ func proxyUnderPublishes(t *testing.T, engine string, dirs [2]string) {
 	for i := range ports {
 		addr, done := start(t, ctx, "--addr", "127.0.0.1:0", "--data", data, "--log-level", "warn")
 		exits = append(exits, done)
+		addrs[i] = addr
 		// Ready before the proxy starts: nginx would take a replica's 503 while
 		// it loads for a failure, and have none left for a few seconds.
 		direct := apitest.Forward(t, client, "http://"+addr)
@@ -220,7 +222,8 @@ func proxyUnderPublishes(t *testing.T, engine string, dirs [2]string) {
 		want := ids[(i+1)%2]
 		var pushed func()
 		if i == 2 {
-			pushed = pushThrough(t, engine, check, "http://127.0.0.1:"+port, get, want)
+			held := func() int { return heldOn(t, check, client, addrs[:]) }
+			pushed = pushThrough(t, engine, check, "http://127.0.0.1:"+port, get, held, want)
 		}
 		if i == 0 {
 			refdata("import", "--data", data, dirs[1])
@@ -279,8 +282,9 @@ func proxyUnderPublishes(t *testing.T, engine string, dirs [2]string) {
 // that the held request was answered after the publish with want, and that
 // the stream sent want's event within 10 s (a proxy that buffered the stream
 // would hold it for the 25 s of a keep-alive comment). A build without change
-// push (the stream is 404) checks neither, and says so.
-func pushThrough(t *testing.T, engine string, check *apitest.Checker, base string, get func(target, encoding string, header ...string) *http.Response, want string) func() {
+// push (the stream is 404) checks neither, and says so. held is how many
+// requests the replicas hold.
+func pushThrough(t *testing.T, engine string, check *apitest.Checker, base string, get func(target, encoding string, header ...string) *http.Response, held func() int, want string) func() {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	req := httptest.NewRequest("GET", "/v1/version/stream", nil)
@@ -307,17 +311,18 @@ func pushThrough(t *testing.T, engine string, check *apitest.Checker, base strin
 		res *http.Response
 		at  time.Time
 	}
-	held := make(chan answer, 1)
+	answered := make(chan answer, 1)
+	before := held() // the stream
 	go func() {
 		res := get("/v1/version?wait=120s", "", "If-None-Match", current.Header.Get("ETag"))
-		held <- answer{res, time.Now()}
+		answered <- answer{res, time.Now()}
 	}()
-	time.Sleep(300 * time.Millisecond) // the request reaches a replica and is held there
+	eventually(t, "the wait reaches a replica through the proxy and is held there", func() bool { return held() > before })
 	published := time.Now()
 	return func() {
 		t.Helper()
 		defer cancel()
-		if a := <-held; a.res.Header.Get("X-Data-Version") != want || a.at.Before(published) {
+		if a := <-answered; a.res.Header.Get("X-Data-Version") != want || a.at.Before(published) {
 			t.Errorf("%s: /v1/version?wait= held over the publish of %s: %d from %s, %s after the publish: want it held, then 200 from %s",
 				engine, want, a.res.StatusCode, a.res.Header.Get("X-Data-Version"), a.at.Sub(published).Round(time.Millisecond), want)
 		}
@@ -372,4 +377,22 @@ func tail(b []byte, n int) []byte {
 		return b[len(b)-n:]
 	}
 	return b
+}
+
+// heldOn is the sum of refdata_held_requests over the replicas at addrs.
+func heldOn(t *testing.T, check *apitest.Checker, client *http.Client, addrs []string) int {
+	t.Helper()
+	n := 0
+	for _, addr := range addrs {
+		req := httptest.NewRequest("GET", "/v1/metrics", nil)
+		req.Header.Set("User-Agent", "refdata-proxy-test/1.0 (+http://localhost)")
+		b, _ := io.ReadAll(check.Do(t, apitest.Forward(t, client, "http://"+addr), req).Body)
+		for line := range strings.Lines(string(b)) {
+			var v float64
+			if _, err := fmt.Sscanf(line, "refdata_held_requests %g", &v); err == nil {
+				n += int(v)
+			}
+		}
+	}
+	return n
 }

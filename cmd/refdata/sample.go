@@ -23,14 +23,25 @@ import (
 // sampleComplete marks a sample store every embedded version was imported into.
 const sampleComplete = "SAMPLE-COMPLETE"
 
+// sampleOptions is how the sample store is made: serve's are the embedded
+// versions whole, compressed at Best, in the user's cache directory.
+type sampleOptions struct {
+	effort representation.Effort
+	// trimmed makes it of the trimmed versions (fixtures.Files), and dir, when
+	// set, keeps it there: the tests' sample, made in seconds where the whole
+	// one takes minutes under the race detector, beside no other binary's.
+	trimmed bool
+	dir     string
+}
+
 // sampleStore is the embedded sample data as a file store, served as any
 // store is: made once, by importing the embedded versions, in the user's
 // cache directory (else the temporary one), and kept there for the binary
 // that made it. The first start of a binary makes it (some seconds, while the
 // server answers 503 with Retry-After); later ones open it at once. A store
 // another binary made is removed.
-func sampleStore(ctx context.Context, effort representation.Effort, logger *slog.Logger) (string, error) {
-	base, key, err := sampleKey(effort)
+func sampleStore(ctx context.Context, opt sampleOptions, logger *slog.Logger) (string, error) {
+	base, key, err := sampleKey(opt)
 	if err != nil {
 		return "", err
 	}
@@ -50,7 +61,7 @@ func sampleStore(ctx context.Context, effort representation.Effort, logger *slog
 		return "", fmt.Errorf("sample store: %w", err)
 	}
 	for _, v := range fixtures.Versions() {
-		files, err := fixtures.Files(v, false)
+		files, err := fixtures.Files(v, opt.trimmed)
 		if err != nil {
 			return "", err
 		}
@@ -58,7 +69,7 @@ func sampleStore(ctx context.Context, effort representation.Effort, logger *slog
 		// this binary makes the same diffs.
 		at, _ := time.Parse(time.RFC3339, buildDate(files))
 		rep, err := pipeline.ImportFiles(st, "embedded "+filepath.Base(v), files, pipeline.Options{
-			Context: ctx, Effort: effort, Now: func() time.Time { return at }, Bulk: true,
+			Context: ctx, Effort: opt.effort, Now: func() time.Time { return at }, Bulk: true,
 		})
 		if err != nil {
 			return "", fmt.Errorf("sample store: %w (%s)", err, rep.Outcome)
@@ -79,11 +90,15 @@ func sampleStore(ctx context.Context, effort representation.Effort, logger *slog
 }
 
 // sampleKey is where sample stores are kept and this binary's: the sha256 of
-// the executable and the compression, so a rebuilt binary (its rendering may
-// have changed) makes its own. The place is systemd's CacheDirectory= when
-// the unit has one, else the user's cache directory, else the temporary one.
-func sampleKey(effort representation.Effort) (base, key string, err error) {
-	base, err = os.Getenv("CACHE_DIRECTORY"), nil
+// the executable and the options, so a rebuilt binary (its rendering may
+// have changed) makes its own. The place is opt.dir when set, else systemd's
+// CacheDirectory= when the unit has one, else the user's cache directory, else
+// the temporary one.
+func sampleKey(opt sampleOptions) (base, key string, err error) {
+	base, err = opt.dir, nil
+	if base == "" {
+		base = os.Getenv("CACHE_DIRECTORY")
+	}
 	if base == "" {
 		if base, err = os.UserCacheDir(); err == nil {
 			base = filepath.Join(base, "refdata")
@@ -111,7 +126,7 @@ func sampleKey(effort representation.Effort) (base, key string, err error) {
 	if _, err := io.Copy(h, f); err != nil {
 		return "", "", fmt.Errorf("sample store: %w", err)
 	}
-	fmt.Fprintf(h, "%+v", effort)
+	fmt.Fprintf(h, "%+v %v", opt.effort, opt.trimmed)
 	return base, hex.EncodeToString(h.Sum(nil))[:16], nil
 }
 

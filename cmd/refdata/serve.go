@@ -35,7 +35,7 @@ func serve(ctx context.Context, c *cli) error {
 	perClient := fs.Int("max-waiters-per-client", impl.DefaultMaxHeldPerClient, "of those, held for one client address (an IPv6 /64) at once; past it 429. Behind a proxy all clients share its address: raise it to --max-waiters")
 	c.section("Store")
 	data := storeFlags(c, "", "; none: the embedded sample data")
-	opts := dataOptions{effort: c.sampleEffort}
+	opts := dataOptions{sampleOpts: c.sample}
 	fs.BoolVar(&opts.init, "init", false, "create the --data directory when it does not exist")
 	fs.BoolVar(&opts.sample, "sample-until-imported", false, "serve the embedded sample data, ready, while the store has no version")
 	fs.Int64Var(&opts.cacheBytes, "cache-bytes", blob.DefaultCacheBytes, "bodies kept in memory, the most used (the rest are read from the store's segments as requests need them)")

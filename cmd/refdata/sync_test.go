@@ -177,7 +177,7 @@ func TestExportImport(t *testing.T) {
 }
 
 // sampleRoot holds the sample versions written once for every test here
-// (sampleDirs); TestMain removes it.
+// (sampleDirs) and the sample store serve makes (start); TestMain removes it.
 var sampleRoot string
 
 func TestMain(m *testing.M) {

@@ -175,6 +175,14 @@ func syncCmd(ctx context.Context, c *cli) error {
 	}
 	res, err := f.Sync(ctx)
 	endProgress(c.stderr)
+	return writeSync(c, *from, res, err)
+}
+
+// writeSync reports a sync from upstream once (sync --once): the import's
+// report, then a line of what the sync did, its media pass and its notes;
+// a failed sync's report goes to stderr and its error, with the reason, is
+// returned.
+func writeSync(c *cli, from string, res *mirror.Result, err error) error {
 	if res != nil && res.Report != nil {
 		out := c.stdout
 		if err != nil {
@@ -185,7 +193,7 @@ func syncCmd(ctx context.Context, c *cli) error {
 	if err != nil {
 		return fmt.Errorf("%w (reason: %s)", err, res.Reason)
 	}
-	fmt.Fprintf(c.stdout, "sync: %s %s from %s in %s, %s", res.Outcome, res.ManifestID, *from, plural(int(res.Requests), "request"), res.Duration.Round(time.Millisecond))
+	fmt.Fprintf(c.stdout, "sync: %s %s from %s in %s, %s", res.Outcome, res.ManifestID, from, plural(int(res.Requests), "request"), res.Duration.Round(time.Millisecond))
 	switch {
 	case len(res.Lacking) == 0:
 	case res.Report == nil:

@@ -56,8 +56,32 @@ func (o O) addTo(list []O) []O {
 	return list
 }
 
+// writeTranslations writes every locale's partial items under dir for
+// version ver, and returns how many items got real text.
 func writeTranslations(dir string, ver int, r realData, src sources) *coverage {
 	cov := &coverage{total: map[string]int{}, real: map[[2]string]int{}}
+	cov.count(ver, r)
+	pi := indexPtBR(src.ptBR)
+	for _, loc := range otherLocales {
+		l := &localeWriter{loc: loc, t: authored.Translations[loc], pt: loc == "pt-BR", dir: filepath.Join(dir, loc), ver: ver, r: r, src: src, cov: cov, ptIndex: pi}
+		l.weapons()
+		l.buddies()
+		l.named()
+		l.titles()
+		l.bundles()
+		l.currencies()
+		if l.pt {
+			l.out("agents.json", ptAgents(l.r, l.src.ptBR, func() { l.realText("agents") }))
+		}
+		l.maps()
+		l.tiers()
+		l.gameModes()
+	}
+	return cov
+}
+
+// count counts the items of each catalog that gets real text somewhere.
+func (cov *coverage) count(ver int, r realData) {
 	cov.total["weapons"] = len(r.weapons)
 	for _, w := range r.weapons {
 		cov.total["weapons/skins"] += len(w.Skins)
@@ -80,256 +104,306 @@ func writeTranslations(dir string, ver int, r realData, src sources) *coverage {
 	cov.total["agents"] = len(r.agents)
 	cov.total["maps"] = len(r.maps)
 	cov.total["competitivetiers"] = len(r.tierSets)
+}
 
-	// The pt-BR answers of 2023 by uuid (tiers by set and tier number).
+// ptIndex is the pt-BR answers of 2023 by uuid (tiers by set and tier number).
+type ptIndex struct {
+	ptWeapons map[string]ptWeapon
+	ptMaps    map[string]gameMap
+	ptSets    map[string]map[int]tier
+}
+
+func indexPtBR(src ptBR) ptIndex {
 	ptWeapons, ptMaps, ptSets := map[string]ptWeapon{}, map[string]gameMap{}, map[string]map[int]tier{}
-	for _, w := range src.ptBR.weapons {
+	for _, w := range src.weapons {
 		ptWeapons[w.UUID] = w
 	}
-	for _, m := range src.ptBR.maps {
+	for _, m := range src.maps {
 		ptMaps[m.UUID] = m
 	}
-	for _, s := range src.ptBR.tiers {
+	for _, s := range src.tiers {
 		ptSets[s.UUID] = map[int]tier{}
 		for _, tr := range s.Tiers {
 			ptSets[s.UUID][tr.Tier] = tr
 		}
 	}
-	for _, loc := range otherLocales {
-		t := authored.Translations[loc]
-		pt := loc == "pt-BR" // the pt-BR answers apply
-		base := filepath.Join(dir, loc)
-		realText := func(cat string) { cov.real[[2]string{cat, loc}]++ }
-		out := func(file string, items []O) {
-			if len(items) > 0 {
-				writeJSON(filepath.Join(base, file), items)
-			}
-		}
+	return ptIndex{ptWeapons, ptMaps, ptSets}
+}
 
-		// weapons: real weapon names (l10n-names), pt-BR shop categories
-		// (pt-BR-2023), real skin, chroma and level names (l10n-skins).
-		names := src.skins[loc]
-		wnames := src.names["weapons"][loc]
-		usedW := map[string]bool{}
-		var ws []O
-		for _, w := range r.weapons {
-			item := O{{"uuid", w.UUID}}
-			a, own := t.Weapons[w.DisplayName]
-			if own {
-				usedW[w.DisplayName] = true
-			}
-			gotReal := item.either("displayName", text(wnames[w.UUID].DisplayName), a)
-			if p, ok := ptWeapons[w.UUID]; ok && pt && w.ShopData != nil && p.ShopData != nil && p.ShopData.Category == w.ShopData.Category && p.ShopData.CategoryText != "" {
-				item.set("shopData", O{{"categoryText", p.ShopData.CategoryText}})
-				gotReal = true
-			}
-			if gotReal {
-				realText("weapons")
-			}
-			var ss []O
-			for _, s := range w.Skins {
-				si := O{{"uuid", s.UUID}}
-				if n := names[s.UUID]; n != "" {
-					si.set("displayName", n)
-					realText("weapons/skins")
-				}
-				for _, part := range []struct {
-					field, cat string
-					elems      []named
-				}{{"chromas", "weapons/skinchromas", s.Chromas}, {"levels", "weapons/skinlevels", s.Levels}} {
-					var es []O
-					for _, e := range part.elems {
-						if n := names[e.UUID]; n != "" {
-							es = append(es, O{{"uuid", e.UUID}, {"displayName", n}})
-							realText(part.cat)
-						}
-					}
-					if len(es) > 0 {
-						si.set(part.field, es)
-					}
-				}
-				ss = si.addTo(ss)
-			}
-			if len(ss) > 0 {
-				item.set("skins", ss)
-			}
-			ws = item.addTo(ws)
-		}
-		must(len(usedW) == len(t.Weapons), "%s: an authored weapon name names no weapon", loc)
-		out("weapons.json", ws)
+// localeWriter writes one locale's partial items (writeTranslations). Each
+// method names the fields it reads as locals, the names its code had in the
+// loop over the locales it came from.
+type localeWriter struct {
+	loc string
+	t   localeText
+	pt  bool   // the pt-BR answers apply
+	dir string // the locale's directory
+	ver int
+	r   realData
+	src sources
+	cov *coverage
+	ptIndex
+}
 
-		// buddies: l10n-names keys a buddy by its first level's uuid; the level
-		// carries the buddy's name wherever en-US gives it the buddy's name.
-		var bs []O
-		for _, b := range r.buddies {
-			if len(b.Levels) == 0 {
-				continue
-			}
-			n := text(src.names["buddies"][loc][b.Levels[0].UUID].DisplayName)
-			if n == "" {
-				continue
-			}
-			realText("buddies")
-			item := O{{"uuid", b.UUID}, {"displayName", n}}
-			var ls []O
-			for _, l := range b.Levels {
-				if l.DisplayName == b.DisplayName {
-					ls = append(ls, O{{"uuid", l.UUID}, {"displayName", n}})
-					realText("buddies/levels")
-				}
-			}
-			if len(ls) > 0 {
-				item.set("levels", ls)
-			}
-			bs = append(bs, item)
-		}
-		out("buddies.json", bs)
+// realText counts an item of cat that got real text.
+func (l *localeWriter) realText(cat string) { l.cov.real[[2]string{cat, l.loc}]++ }
 
-		// sprays, player cards, contracts: displayName. (l10n-names has no
-		// spray level names: spray levels keep their en-US text.)
-		sprays := make([]named, len(r.sprays))
-		for i, s := range r.sprays {
-			sprays[i] = named{s.UUID, s.DisplayName}
-		}
-		for _, c := range []struct {
-			cat   string
-			items []named
-		}{{"sprays", sprays}, {"playercards", r.cards}, {"contracts", r.contracts}} {
-			var items []O
-			for _, it := range c.items {
-				if n := text(src.names[c.cat][loc][it.UUID].DisplayName); n != "" {
-					realText(c.cat)
-					items = append(items, O{{"uuid", it.UUID}, {"displayName", n}})
-				}
-			}
-			out(c.cat+".json", items)
-		}
-
-		usedT := 0
-		var ts []O
-		for _, p := range r.titles {
-			rec := src.names["playertitles"][loc][p.UUID]
-			item := O{{"uuid", p.UUID}}
-			a, own := t.Titles[p.DisplayName]
-			if own {
-				usedT++
-			}
-			if item.either("displayName", text(rec.DisplayName), a[0]) {
-				realText("playertitles")
-			}
-			item.either("titleText", text(rec.TitleText), a[1])
-			ts = item.addTo(ts)
-		}
-		must(usedT == len(t.Titles), "%s: an authored title names no title", loc)
-		out("playertitles.json", ts)
-
-		// bundles: displayName, and extraDescription where en-US has one.
-		// (displayNameSubText is neither in the captures nor in the Bundle
-		// schema: left out.)
-		var us []O
-		for _, b := range r.bundles {
-			rec := src.names["bundles"][loc][b.UUID]
-			n := text(rec.DisplayName)
-			if n == "" {
-				continue
-			}
-			realText("bundles")
-			item := O{{"uuid", b.UUID}, {"displayName", n}}
-			if b.ExtraDescription != nil && *b.ExtraDescription != "" {
-				if d := text(rec.ExtraDescription); d != "" {
-					item.set("extraDescription", d)
-				}
-			}
-			us = append(us, item)
-		}
-		out("bundles.json", us)
-
-		var cs []O
-		for _, c := range currencyDefs(ver) {
-			item := O{{"uuid", c.UUID}}
-			var a [2]string
-			if c.Key == "radianite" {
-				a = t.Radianite
-			}
-			if item.either("displayName", text(src.names["currencies"][loc][c.UUID].DisplayName), a[0]) {
-				realText("currencies")
-			}
-			item.either("displayNameSingular", "", a[1])
-			cs = item.addTo(cs)
-		}
-		out("currencies.json", cs)
-
-		if pt {
-			out("agents.json", ptAgents(r, src.ptBR, func() { realText("agents") }))
-		}
-
-		// maps: pt-BR real names and callouts; authored names elsewhere.
-		var ms []O
-		usedM := 0
-		for _, m := range r.maps {
-			item := O{{"uuid", m.UUID}}
-			a, own := t.Maps[m.DisplayName]
-			if own {
-				usedM++
-			}
-			p, ok := ptMaps[m.UUID]
-			switch {
-			case ok && pt && p.DisplayName != "":
-				item.set("displayName", p.DisplayName)
-				realText("maps")
-				if cos, ok := calloutsLineUp(m.Callouts, p.Callouts); ok && len(cos) > 0 {
-					item.set("callouts", cos)
-				}
-			case own:
-				item.set("displayName", a)
-			}
-			ms = item.addTo(ms)
-		}
-		must(usedM == len(t.Maps), "%s: an authored map name names no map", loc)
-		out("maps.json", ms)
-
-		// competitive tiers: pt-BR real tier and division names, matched by
-		// tier number within the same tier set and checked by division;
-		// authored elsewhere.
-		var sets []O
-		for _, set := range r.tierSets {
-			var tiers []O
-			gotReal := false
-			for _, tr := range set.Tiers {
-				item := O{{"tier", tr.Tier}}
-				p, ok := ptSets[set.UUID][tr.Tier]
-				if !ok || !pt || p.Division != tr.Division {
-					p = tier{}
-				}
-				gotReal = item.either("tierName", p.TierName, t.Tiers[tr.TierName]) || gotReal
-				gotReal = item.either("divisionName", p.DivisionName, t.Tiers[tr.DivisionName]) || gotReal
-				tiers = item.addTo(tiers)
-			}
-			if gotReal {
-				realText("competitivetiers")
-			}
-			if len(tiers) > 0 {
-				sets = append(sets, O{{"uuid", set.UUID}, {"tiers", tiers}})
-			}
-		}
-		out("competitivetiers.json", sets)
-
-		var gs []O
-		for _, g := range authored.GameModes {
-			n, ok := t.Modes[g.Name]
-			if !ok {
-				continue
-			}
-			item := O{{"uuid", uuidFor("gamemode", g.Name)}, {"displayName", n[0]}}
-			if n[1] != "" {
-				item = append(item, F{"description", n[1]})
-			}
-			gs = append(gs, item)
-		}
-		must(len(gs) == len(t.Modes), "%s: unknown game mode", loc)
-		out("gamemodes.json", gs)
+// out writes the file of items, unless none translates anything.
+func (l *localeWriter) out(file string, items []O) {
+	if len(items) > 0 {
+		writeJSON(filepath.Join(l.dir, file), items)
 	}
-	return cov
+}
+
+// weapons writes the weapons: real weapon names (l10n-names), pt-BR shop
+// categories (pt-BR-2023), real skin, chroma and level names (l10n-skins).
+func (l *localeWriter) weapons() {
+	t, pt, r, src, loc, realText, out, ptWeapons := l.t, l.pt, l.r, l.src, l.loc, l.realText, l.out, l.ptWeapons
+	names := src.skins[loc]
+	wnames := src.names["weapons"][loc]
+	usedW := map[string]bool{}
+	var ws []O
+	for _, w := range r.weapons {
+		item := O{{"uuid", w.UUID}}
+		a, own := t.Weapons[w.DisplayName]
+		if own {
+			usedW[w.DisplayName] = true
+		}
+		gotReal := item.either("displayName", text(wnames[w.UUID].DisplayName), a)
+		if p, ok := ptWeapons[w.UUID]; ok && pt && w.ShopData != nil && p.ShopData != nil && p.ShopData.Category == w.ShopData.Category && p.ShopData.CategoryText != "" {
+			item.set("shopData", O{{"categoryText", p.ShopData.CategoryText}})
+			gotReal = true
+		}
+		if gotReal {
+			realText("weapons")
+		}
+		var ss []O
+		for _, s := range w.Skins {
+			si := O{{"uuid", s.UUID}}
+			if n := names[s.UUID]; n != "" {
+				si.set("displayName", n)
+				realText("weapons/skins")
+			}
+			for _, part := range []struct {
+				field, cat string
+				elems      []named
+			}{{"chromas", "weapons/skinchromas", s.Chromas}, {"levels", "weapons/skinlevels", s.Levels}} {
+				var es []O
+				for _, e := range part.elems {
+					if n := names[e.UUID]; n != "" {
+						es = append(es, O{{"uuid", e.UUID}, {"displayName", n}})
+						realText(part.cat)
+					}
+				}
+				if len(es) > 0 {
+					si.set(part.field, es)
+				}
+			}
+			ss = si.addTo(ss)
+		}
+		if len(ss) > 0 {
+			item.set("skins", ss)
+		}
+		ws = item.addTo(ws)
+	}
+	must(len(usedW) == len(t.Weapons), "%s: an authored weapon name names no weapon", loc)
+	out("weapons.json", ws)
+}
+
+// buddies writes the buddies: l10n-names keys a buddy by its first level's
+// uuid; the level carries the buddy's name wherever en-US gives it the
+// buddy's name.
+func (l *localeWriter) buddies() {
+	r, src, loc, realText, out := l.r, l.src, l.loc, l.realText, l.out
+	var bs []O
+	for _, b := range r.buddies {
+		if len(b.Levels) == 0 {
+			continue
+		}
+		n := text(src.names["buddies"][loc][b.Levels[0].UUID].DisplayName)
+		if n == "" {
+			continue
+		}
+		realText("buddies")
+		item := O{{"uuid", b.UUID}, {"displayName", n}}
+		var ls []O
+		for _, l := range b.Levels {
+			if l.DisplayName == b.DisplayName {
+				ls = append(ls, O{{"uuid", l.UUID}, {"displayName", n}})
+				realText("buddies/levels")
+			}
+		}
+		if len(ls) > 0 {
+			item.set("levels", ls)
+		}
+		bs = append(bs, item)
+	}
+	out("buddies.json", bs)
+}
+
+// named writes the sprays, player cards and contracts: displayName. (l10n-names
+// has no spray level names: spray levels keep their en-US text.)
+func (l *localeWriter) named() {
+	r, src, loc, realText, out := l.r, l.src, l.loc, l.realText, l.out
+	sprays := make([]named, len(r.sprays))
+	for i, s := range r.sprays {
+		sprays[i] = named{s.UUID, s.DisplayName}
+	}
+	for _, c := range []struct {
+		cat   string
+		items []named
+	}{{"sprays", sprays}, {"playercards", r.cards}, {"contracts", r.contracts}} {
+		var items []O
+		for _, it := range c.items {
+			if n := text(src.names[c.cat][loc][it.UUID].DisplayName); n != "" {
+				realText(c.cat)
+				items = append(items, O{{"uuid", it.UUID}, {"displayName", n}})
+			}
+		}
+		out(c.cat+".json", items)
+	}
+}
+
+// titles writes the player titles: displayName and titleText.
+func (l *localeWriter) titles() {
+	t, r, src, loc, realText, out := l.t, l.r, l.src, l.loc, l.realText, l.out
+	usedT := 0
+	var ts []O
+	for _, p := range r.titles {
+		rec := src.names["playertitles"][loc][p.UUID]
+		item := O{{"uuid", p.UUID}}
+		a, own := t.Titles[p.DisplayName]
+		if own {
+			usedT++
+		}
+		if item.either("displayName", text(rec.DisplayName), a[0]) {
+			realText("playertitles")
+		}
+		item.either("titleText", text(rec.TitleText), a[1])
+		ts = item.addTo(ts)
+	}
+	must(usedT == len(t.Titles), "%s: an authored title names no title", loc)
+	out("playertitles.json", ts)
+}
+
+// bundles writes the bundles: displayName, and extraDescription where en-US
+// has one. (displayNameSubText is neither in the captures nor in the Bundle
+// schema: left out.)
+func (l *localeWriter) bundles() {
+	r, src, loc, realText, out := l.r, l.src, l.loc, l.realText, l.out
+	var us []O
+	for _, b := range r.bundles {
+		rec := src.names["bundles"][loc][b.UUID]
+		n := text(rec.DisplayName)
+		if n == "" {
+			continue
+		}
+		realText("bundles")
+		item := O{{"uuid", b.UUID}, {"displayName", n}}
+		if b.ExtraDescription != nil && *b.ExtraDescription != "" {
+			if d := text(rec.ExtraDescription); d != "" {
+				item.set("extraDescription", d)
+			}
+		}
+		us = append(us, item)
+	}
+	out("bundles.json", us)
+}
+
+// currencies writes the currencies: displayName, and the authored singular
+// of radianite.
+func (l *localeWriter) currencies() {
+	t, src, loc, realText, out, ver := l.t, l.src, l.loc, l.realText, l.out, l.ver
+	var cs []O
+	for _, c := range currencyDefs(ver) {
+		item := O{{"uuid", c.UUID}}
+		var a [2]string
+		if c.Key == "radianite" {
+			a = t.Radianite
+		}
+		if item.either("displayName", text(src.names["currencies"][loc][c.UUID].DisplayName), a[0]) {
+			realText("currencies")
+		}
+		item.either("displayNameSingular", "", a[1])
+		cs = item.addTo(cs)
+	}
+	out("currencies.json", cs)
+}
+
+// maps writes the maps: pt-BR real names and callouts; authored names elsewhere.
+func (l *localeWriter) maps() {
+	t, pt, r, loc, realText, out, ptMaps := l.t, l.pt, l.r, l.loc, l.realText, l.out, l.ptMaps
+	var ms []O
+	usedM := 0
+	for _, m := range r.maps {
+		item := O{{"uuid", m.UUID}}
+		a, own := t.Maps[m.DisplayName]
+		if own {
+			usedM++
+		}
+		p, ok := ptMaps[m.UUID]
+		switch {
+		case ok && pt && p.DisplayName != "":
+			item.set("displayName", p.DisplayName)
+			realText("maps")
+			if cos, ok := calloutsLineUp(m.Callouts, p.Callouts); ok && len(cos) > 0 {
+				item.set("callouts", cos)
+			}
+		case own:
+			item.set("displayName", a)
+		}
+		ms = item.addTo(ms)
+	}
+	must(usedM == len(t.Maps), "%s: an authored map name names no map", loc)
+	out("maps.json", ms)
+}
+
+// tiers writes the competitive tiers: pt-BR real tier and division names,
+// matched by tier number within the same tier set and checked by division;
+// authored elsewhere.
+func (l *localeWriter) tiers() {
+	t, pt, r, realText, out, ptSets := l.t, l.pt, l.r, l.realText, l.out, l.ptSets
+	var sets []O
+	for _, set := range r.tierSets {
+		var tiers []O
+		gotReal := false
+		for _, tr := range set.Tiers {
+			item := O{{"tier", tr.Tier}}
+			p, ok := ptSets[set.UUID][tr.Tier]
+			if !ok || !pt || p.Division != tr.Division {
+				p = tier{}
+			}
+			gotReal = item.either("tierName", p.TierName, t.Tiers[tr.TierName]) || gotReal
+			gotReal = item.either("divisionName", p.DivisionName, t.Tiers[tr.DivisionName]) || gotReal
+			tiers = item.addTo(tiers)
+		}
+		if gotReal {
+			realText("competitivetiers")
+		}
+		if len(tiers) > 0 {
+			sets = append(sets, O{{"uuid", set.UUID}, {"tiers", tiers}})
+		}
+	}
+	out("competitivetiers.json", sets)
+}
+
+// gameModes writes the game modes' authored names and descriptions.
+func (l *localeWriter) gameModes() {
+	t, loc, out := l.t, l.loc, l.out
+	var gs []O
+	for _, g := range authored.GameModes {
+		n, ok := t.Modes[g.Name]
+		if !ok {
+			continue
+		}
+		item := O{{"uuid", uuidFor("gamemode", g.Name)}, {"displayName", n[0]}}
+		if n[1] != "" {
+			item = append(item, F{"description", n[1]})
+		}
+		gs = append(gs, item)
+	}
+	must(len(gs) == len(t.Modes), "%s: unknown game mode", loc)
+	out("gamemodes.json", gs)
 }
 
 // ptAgents: the pt-BR partial agents. Abilities are matched by position, so
