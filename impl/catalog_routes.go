@@ -104,6 +104,28 @@ func queryLookup(raw, key string) (string, bool) {
 	return "", false
 }
 
+//go:generate go run ../tools/handlergen -spec ../openapi.yaml -catalog ../catalog/category.go -out catalog_methods.gen.go
+
+// catalogList answers a plain catalog list route (catalog_methods.gen.go): c's
+// list, or with q or fields the items and paths they select.
+func (s *Server) catalogList(w http.ResponseWriter, r *http.Request, c catalog.Category, lang, q, fields string) {
+	if p := (queryParams{q: q, fields: fields}); p.any() {
+		s.queryList(w, r, c, lang, p)
+		return
+	}
+	s.list(w, r, c, lang)
+}
+
+// catalogItem answers a plain catalog item route (catalog_methods.gen.go): the
+// item of c with uuid id, with fields only the paths they keep.
+func (s *Server) catalogItem(w http.ResponseWriter, r *http.Request, c catalog.Category, id, lang, fields string) {
+	if p := (queryParams{fields: fields}); p.any() {
+		s.itemFields(w, r, c, id, lang, p)
+		return
+	}
+	s.item(w, r, c, id, lang)
+}
+
 // ListAgents serves /v1/agents, filtered by isPlayableCharacter as the public
 // API filters it; with q or fields, isPlayableCharacter is one more term.
 func (s *Server) ListAgents(w http.ResponseWriter, r *http.Request, p gen.ListAgentsParams) {
