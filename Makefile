@@ -28,17 +28,22 @@ all: test
 help:
 	@sed -nE 's/^## ([a-z-]+): /\1|/p' $(MAKEFILE_LIST) | awk -F'|' '{printf "  %-15s %s\n", $$1, $$2}'
 
-## generate: rewrite gen/ from openapi.yaml
+# impl's methods for the plain catalog routes (tools/handlergen; go:generate in impl).
+HANDLERGEN := $(BUILDENV) $(GO) run $(BUILDFLAGS) ./tools/handlergen -spec openapi.yaml -catalog catalog/category.go
+
+## generate: rewrite gen/ and impl/catalog_methods.gen.go from openapi.yaml
 generate:
 	cd gen && $(OAPI) -config config.yaml ../openapi.yaml
+	$(HANDLERGEN) -out impl/catalog_methods.gen.go
 
-## check-generate: fail when gen/ differs from what openapi.yaml generates
+## check-generate: fail when gen/ or impl/catalog_methods.gen.go differs from what openapi.yaml generates
 check-generate:
 	@tmp=$$(mktemp -d) && trap 'rm -rf $$tmp' EXIT && \
 	sed "s#^output:.*#output: $$tmp/refdata.gen.go#" gen/config.yaml > $$tmp/config.yaml && \
 	$(OAPI) -config $$tmp/config.yaml openapi.yaml && \
-	if cmp -s $$tmp/refdata.gen.go gen/refdata.gen.go; then echo "gen/ is up to date"; \
-	else echo "gen/ is out of date with openapi.yaml: run 'make generate' and commit"; exit 1; fi
+	$(HANDLERGEN) -out $$tmp/catalog_methods.gen.go && \
+	if cmp -s $$tmp/refdata.gen.go gen/refdata.gen.go && cmp -s $$tmp/catalog_methods.gen.go impl/catalog_methods.gen.go; then echo "gen/ and impl/catalog_methods.gen.go are up to date"; \
+	else echo "gen/ or impl/catalog_methods.gen.go is out of date with openapi.yaml: run 'make generate' and commit"; exit 1; fi
 
 ## build: bin/refdata, stamped with its commit (refdata version; -buildvcs=auto wins over a GOFLAGS that turns stamping off)
 build:

@@ -71,7 +71,7 @@ func New(srv *impl.Server, logger *slog.Logger, m *HTTPMetrics) (http.Handler, e
 	r.Group(func(r chi.Router) {
 		r.Use(requireUserAgent)
 		r.Use(needsVersion(srv.Repo))
-		opts := gen.ChiServerOptions{BaseRouter: r, ErrorHandlerFunc: paramError, Middlewares: []gen.MiddlewareFunc{srv.Catalogs}}
+		opts := gen.ChiServerOptions{BaseRouter: r, ErrorHandlerFunc: paramError, Middlewares: []gen.MiddlewareFunc{srv.QueryLimits}}
 		gen.HandlerWithOptions(srv, opts)
 		// The pinned routes: the catalog routes again under a version.
 		opts.BaseRouter = chi.NewRouter()

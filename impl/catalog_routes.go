@@ -2,106 +2,32 @@ package impl
 
 import (
 	"net/http"
-	"net/url"
 	"strings"
-
-	"github.com/go-chi/chi/v5"
 
 	"github.com/refdata/refdata/catalog"
 	"github.com/refdata/refdata/gen"
 )
 
-// catalogRoute is what a plain catalog route answers: a category's list, or
-// one of its items.
-type catalogRoute struct {
-	c    catalog.Category
-	item bool
-}
+//go:generate go run ../tools/handlergen -spec ../openapi.yaml -catalog ../catalog/category.go -out catalog_methods.gen.go
 
-// catalogTemplates maps the templates of the catalog routes that take only
-// language (and uuid) to what they answer. The lists with a filter of their
-// own (agents, events, level borders) are methods of Server.
-var catalogTemplates = func() map[string]catalogRoute {
-	m := map[string]catalogRoute{}
-	for c := range catalog.NumCategories {
-		if c != catalog.Agents && c != catalog.Events && c != catalog.LevelBorders {
-			m["/v1/"+c.Name()] = catalogRoute{c: c}
-		}
-		m["/v1/"+c.Name()+"/{uuid}"] = catalogRoute{c: c, item: true}
+// catalogList answers a plain catalog list route (catalog_methods.gen.go): c's
+// list, or with q or fields the items and paths they select.
+func (s *Server) catalogList(w http.ResponseWriter, r *http.Request, c catalog.Category, lang, q, fields string) {
+	if p := (queryParams{q: q, fields: fields}); p.any() {
+		s.queryList(w, r, c, lang, p)
+		return
 	}
-	return m
-}()
-
-// Catalogs is the generated router's middleware, after the generated binding
-// has checked the parameters' form: it answers 400 to a query parameter outside
-// the limits openapi.yaml sets (limits.go), then answers the catalog routes of
-// catalogTemplates; the embedded gen.Unimplemented only stands in for their
-// methods. Other routes pass to next.
-func (s *Server) Catalogs(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		route := chi.RouteContext(r.Context()).RoutePattern()
-		if !s.withinQueryLimits(w, r, route) {
-			return
-		}
-		rt, ok := catalogTemplates[route]
-		if !ok {
-			next.ServeHTTP(w, r)
-			return
-		}
-		raw := r.URL.RawQuery
-		lang := queryValue(raw, "language")
-		var p queryParams
-		if raw != "" {
-			p.fields = queryValue(raw, "fields")
-			if !rt.item {
-				p.q = queryValue(raw, "q")
-			}
-		}
-		if !rt.item {
-			if p.any() {
-				s.queryList(w, r, rt.c, lang, p)
-				return
-			}
-			s.list(w, r, rt.c, lang)
-			return
-		}
-		id := chi.URLParam(r, "uuid")
-		if r.URL.RawPath != "" {
-			id, _ = url.PathUnescape(id) // the binding let only good escapes in
-		}
-		if p.any() {
-			s.itemFields(w, r, rt.c, id, lang, p)
-			return
-		}
-		s.item(w, r, rt.c, id, lang)
-	})
+	s.list(w, r, c, lang)
 }
 
-// queryValue is key's first value in the raw query, as url.ParseQuery reads
-// it (pairs with ';' or bad escapes skipped), or ""; it allocates only to
-// unescape.
-func queryValue(raw, key string) string {
-	v, _ := queryLookup(raw, key)
-	return v
-}
-
-// queryLookup is queryValue, and whether the query has key at all.
-func queryLookup(raw, key string) (string, bool) {
-	for raw != "" {
-		var pair string
-		pair, raw, _ = strings.Cut(raw, "&")
-		if strings.Contains(pair, ";") {
-			continue
-		}
-		k, v, _ := strings.Cut(pair, "=")
-		if k, err := url.QueryUnescape(k); err != nil || k != key {
-			continue
-		}
-		if v, err := url.QueryUnescape(v); err == nil {
-			return v, true
-		}
+// catalogItem answers a plain catalog item route (catalog_methods.gen.go): the
+// item of c with uuid id, with fields only the paths they keep.
+func (s *Server) catalogItem(w http.ResponseWriter, r *http.Request, c catalog.Category, id, lang, fields string) {
+	if p := (queryParams{fields: fields}); p.any() {
+		s.itemFields(w, r, c, id, lang, p)
+		return
 	}
-	return "", false
+	s.item(w, r, c, id, lang)
 }
 
 // ListAgents serves /v1/agents, filtered by isPlayableCharacter as the public

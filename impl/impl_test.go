@@ -1,7 +1,6 @@
 package impl_test
 
 import (
-	"context"
 	"go/parser"
 	"go/token"
 	"net/http"
@@ -12,8 +11,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-
-	"github.com/go-chi/chi/v5"
 
 	"github.com/refdata/refdata/api/apitest"
 	"github.com/refdata/refdata/catalog"
@@ -107,7 +104,7 @@ func (d *discard) WriteHeader(status int)      { d.status = status }
 func TestHandlersDoNotAllocate(t *testing.T) {
 	s, ed := server(t)
 	skin := ed.UUIDs(catalog.WeaponSkins)[0].String()
-	ptBR, playable := gen.Language("pt-BR"), gen.ListAgentsParamsIsPlayableCharacter("TRUE")
+	ptBR, jaJP, all, playable := gen.Language("pt-BR"), gen.Language("ja-JP"), gen.Language("all"), gen.ListAgentsParamsIsPlayableCharacter("TRUE")
 	etag := ed.List(catalog.Weapons, catalog.DefaultLocale).ETag()
 	cs, ced := compressed(t)
 	br := ced.List(catalog.Weapons, catalog.DefaultLocale).Brotli()
@@ -123,16 +120,24 @@ func TestHandlersDoNotAllocate(t *testing.T) {
 		req  *http.Request
 		call func(w http.ResponseWriter, r *http.Request)
 	}{
-		{"list", routed("/v1/weapons", "/v1/weapons", ""), s.Catalogs(nil).ServeHTTP},
-		{"list ja-JP", routed("/v1/weapons/skins?language=ja-JP", "/v1/weapons/skins", ""), s.Catalogs(nil).ServeHTTP},
-		{"list all", routed("/v1/weapons?language=all", "/v1/weapons", ""), s.Catalogs(nil).ServeHTTP},
-		{"list filtered", httptest.NewRequest("GET", "/v1/agents?isPlayableCharacter=TRUE&language=pt-BR", nil), func(w http.ResponseWriter, r *http.Request) {
+		{"list", get("/v1/weapons"), func(w http.ResponseWriter, r *http.Request) { s.ListWeapons(w, r, gen.ListWeaponsParams{}) }},
+		{"list ja-JP", get("/v1/weapons/skins?language=ja-JP"), func(w http.ResponseWriter, r *http.Request) {
+			s.ListWeaponSkins(w, r, gen.ListWeaponSkinsParams{Language: &jaJP})
+		}},
+		{"list all", get("/v1/weapons?language=all"), func(w http.ResponseWriter, r *http.Request) {
+			s.ListWeapons(w, r, gen.ListWeaponsParams{Language: &all})
+		}},
+		{"list filtered", get("/v1/agents?isPlayableCharacter=TRUE&language=pt-BR"), func(w http.ResponseWriter, r *http.Request) {
 			s.ListAgents(w, r, gen.ListAgentsParams{IsPlayableCharacter: &playable, Language: &ptBR})
 		}},
-		{"by uuid", routed("/v1/weapons/skins/"+skin, "/v1/weapons/skins/{uuid}", skin), s.Catalogs(nil).ServeHTTP},
-		{"304", withHeader(routed("/v1/weapons", "/v1/weapons", ""), "If-None-Match", etag), s.Catalogs(nil).ServeHTTP},
-		{"list br", withHeader(routed("/v1/weapons", "/v1/weapons", ""), "Accept-Encoding", "gzip, br"), cs.Catalogs(nil).ServeHTTP},
-		{"304 br", withHeader(withHeader(routed("/v1/weapons", "/v1/weapons", ""), "Accept-Encoding", "br"), "If-None-Match", br.ETag()), cs.Catalogs(nil).ServeHTTP},
+		{"by uuid", get("/v1/weapons/skins/" + skin), func(w http.ResponseWriter, r *http.Request) {
+			s.GetWeaponSkin(w, r, skin, gen.GetWeaponSkinParams{})
+		}},
+		{"304", withHeader(get("/v1/weapons"), "If-None-Match", etag), func(w http.ResponseWriter, r *http.Request) { s.ListWeapons(w, r, gen.ListWeaponsParams{}) }},
+		{"list br", withHeader(get("/v1/weapons"), "Accept-Encoding", "gzip, br"), func(w http.ResponseWriter, r *http.Request) { cs.ListWeapons(w, r, gen.ListWeaponsParams{}) }},
+		{"304 br", withHeader(withHeader(get("/v1/weapons"), "Accept-Encoding", "br"), "If-None-Match", br.ETag()), func(w http.ResponseWriter, r *http.Request) {
+			cs.ListWeapons(w, r, gen.ListWeaponsParams{})
+		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			w := &discard{h: http.Header{}}
@@ -157,17 +162,9 @@ func TestHandlersDoNotAllocate(t *testing.T) {
 	}
 }
 
-// routed is a request for target as the generated router hands it to
-// Server.Catalogs: routed at template, with uuid as its path parameter.
-func routed(target, template, uuid string) *http.Request {
-	rctx := chi.NewRouteContext()
-	rctx.RoutePatterns = []string{template}
-	if uuid != "" {
-		rctx.URLParams.Add("uuid", uuid)
-	}
-	r := httptest.NewRequest("GET", target, nil)
-	return r.WithContext(context.WithValue(r.Context(), chi.RouteCtxKey, rctx))
-}
+// get is a request for target, as the generated binding hands it to a method
+// with the parameters it read from it.
+func get(target string) *http.Request { return httptest.NewRequest("GET", target, nil) }
 
 // contentLocationAllocs: a catalog answer's pinned URL and its field.
 const contentLocationAllocs = 2
@@ -176,16 +173,19 @@ func BenchmarkHandlers(b *testing.B) {
 	s, ed := server(b)
 	skin := ed.UUIDs(catalog.WeaponSkins)[0].String()
 	etag := ed.List(catalog.Weapons, catalog.DefaultLocale).ETag()
-	notModified := routed("/v1/weapons", "/v1/weapons", "")
+	notModified := get("/v1/weapons")
 	notModified.Header.Set("If-None-Match", etag)
+	list := func(w http.ResponseWriter, r *http.Request) { s.ListWeapons(w, r, gen.ListWeaponsParams{}) }
 	for _, bc := range []struct {
 		name string
 		req  *http.Request
 		call func(w http.ResponseWriter, r *http.Request)
 	}{
-		{"list", routed("/v1/weapons", "/v1/weapons", ""), s.Catalogs(nil).ServeHTTP},
-		{"uuid", routed("/v1/weapons/skins/"+skin, "/v1/weapons/skins/{uuid}", skin), s.Catalogs(nil).ServeHTTP},
-		{"304", notModified, s.Catalogs(nil).ServeHTTP},
+		{"list", get("/v1/weapons"), list},
+		{"uuid", get("/v1/weapons/skins/" + skin), func(w http.ResponseWriter, r *http.Request) {
+			s.GetWeaponSkin(w, r, skin, gen.GetWeaponSkinParams{})
+		}},
+		{"304", notModified, list},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			w := &discard{h: http.Header{}}

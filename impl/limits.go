@@ -4,9 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
+	"strings"
 	"sync"
 
 	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/go-chi/chi/v5"
 
 	"github.com/refdata/refdata/catalog"
 )
@@ -92,11 +95,23 @@ func (p paramLimit) check(v string) error {
 	return catalog.Errorf(catalog.EINVALID, "parameter %q is not in the form /openapi.yaml gives it%s", p.name, eg)
 }
 
+// QueryLimits is the generated router's middleware, after the generated
+// binding has read each parameter once (refusing one given twice, or it
+// answered already): it answers 400 to a query parameter outside the limits
+// the spec sets on its route, found by the route's template.
+func (s *Server) QueryLimits(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if s.withinQueryLimits(w, r, chi.RouteContext(r.Context()).RoutePattern()) {
+			next.ServeHTTP(w, r)
+		}
+	})
+}
+
 // withinQueryLimits answers 400, and says false, when a query parameter of
-// the route with template route is outside its limits in the spec (the
-// generated binding has read it once, refusing one given twice, or it
-// answered already). It reads the query without a map: a query with none of
-// the bounded parameters costs no allocation.
+// the route with template route is outside its limits in the spec. It reads
+// the query without a map: a query with none of the bounded parameters costs
+// no allocation. The values the handlers use are the binding's; this only
+// checks them, as url.ParseQuery reads them (queryLookup).
 func (s *Server) withinQueryLimits(w http.ResponseWriter, r *http.Request, route string) bool {
 	if r.URL.RawQuery == "" {
 		return true
@@ -112,4 +127,25 @@ func (s *Server) withinQueryLimits(w http.ResponseWriter, r *http.Request, route
 		}
 	}
 	return true
+}
+
+// queryLookup is key's first value in the raw query, as url.ParseQuery reads
+// it (pairs with ';' or bad escapes skipped), and whether the query has key at
+// all; it allocates only to unescape.
+func queryLookup(raw, key string) (string, bool) {
+	for raw != "" {
+		var pair string
+		pair, raw, _ = strings.Cut(raw, "&")
+		if strings.Contains(pair, ";") {
+			continue
+		}
+		k, v, _ := strings.Cut(pair, "=")
+		if k, err := url.QueryUnescape(k); err != nil || k != key {
+			continue
+		}
+		if v, err := url.QueryUnescape(v); err == nil {
+			return v, true
+		}
+	}
+	return "", false
 }
