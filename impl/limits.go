@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"sync"
 
 	"github.com/getkin/kin-openapi/openapi3"
@@ -95,8 +96,9 @@ func (p paramLimit) check(v string) error {
 // withinQueryLimits answers 400, and says false, when a query parameter of
 // the route with template route is outside its limits in the spec (the
 // generated binding has read it once, refusing one given twice, or it
-// answered already). It reads the query without a map: a query with none of
-// the bounded parameters costs no allocation.
+// answered already): an error page on a page's route (outside /v1), else the
+// envelope. It reads the query without a map: a query with none of the
+// bounded parameters costs no allocation.
 func (s *Server) withinQueryLimits(w http.ResponseWriter, r *http.Request, route string) bool {
 	if r.URL.RawQuery == "" {
 		return true
@@ -107,7 +109,11 @@ func (s *Server) withinQueryLimits(w http.ResponseWriter, r *http.Request, route
 			continue
 		}
 		if err := p.check(v); err != nil {
-			s.fail(w, r, err)
+			if strings.HasPrefix(route, "/v1/") {
+				s.fail(w, r, err)
+			} else {
+				s.failPage(w, r, err)
+			}
 			return false
 		}
 	}
