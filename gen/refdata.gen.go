@@ -1903,7 +1903,7 @@ type GameMode struct {
 	// Duration Match time limit; null without a hard cap.
 	Duration *string `json:"duration"`
 
-	// EconomyType Internal enum string, e.g. `EAresEconomyType::Standard`.
+	// EconomyType Internal enum string, e.g. `EEconomyTypes::Other`; null for the standard economy.
 	EconomyType *string `json:"economyType"`
 
 	// GameFeatureOverrides Null when none apply.
@@ -1924,7 +1924,7 @@ type GameMode struct {
 	OrbCount      float64 `json:"orbCount"`
 	RoundsPerHalf float64 `json:"roundsPerHalf"`
 
-	// TeamRoles Null for standard modes.
+	// TeamRoles Enum strings such as `EAresTeamRole::FreeForAll`; null for standard modes.
 	TeamRoles            *[]string                `json:"teamRoles"`
 	Uuid                 string                   `json:"uuid"`
 	AdditionalProperties map[string]UpstreamField `json:"-"`
@@ -1932,6 +1932,7 @@ type GameMode struct {
 
 // GameMode_GameFeatureOverrides_Item defines model for GameMode.gameFeatureOverrides.Item.
 type GameMode_GameFeatureOverrides_Item struct {
+	// FeatureName Enum string such as `EGameFeatureToggleName::AllowShoppingWhileDead`.
 	FeatureName          string                   `json:"featureName"`
 	State                bool                     `json:"state"`
 	AdditionalProperties map[string]UpstreamField `json:"-"`
@@ -1939,6 +1940,7 @@ type GameMode_GameFeatureOverrides_Item struct {
 
 // GameMode_GameRuleBoolOverrides_Item defines model for GameMode.gameRuleBoolOverrides.Item.
 type GameMode_GameRuleBoolOverrides_Item struct {
+	// RuleName Enum string such as `EGameRuleBoolName::SkipPregame`.
 	RuleName             string                   `json:"ruleName"`
 	State                bool                     `json:"state"`
 	AdditionalProperties map[string]UpstreamField `json:"-"`
@@ -1964,17 +1966,19 @@ type GameModeAll struct {
 	// Duration Match time limit; null without a hard cap.
 	Duration *string `json:"duration"`
 
-	// EconomyType Internal enum string, e.g. `EAresEconomyType::Standard`.
+	// EconomyType Internal enum string, e.g. `EEconomyTypes::Other`; null for the standard economy.
 	EconomyType *string `json:"economyType"`
 
 	// GameFeatureOverrides Null when none apply.
 	GameFeatureOverrides *[]struct {
+		// FeatureName Enum string such as `EGameFeatureToggleName::AllowShoppingWhileDead`.
 		FeatureName string `json:"featureName"`
 		State       bool   `json:"state"`
 	} `json:"gameFeatureOverrides"`
 
 	// GameRuleBoolOverrides Null when none apply.
 	GameRuleBoolOverrides *[]struct {
+		// RuleName Enum string such as `EGameRuleBoolName::SkipPregame`.
 		RuleName string `json:"ruleName"`
 		State    bool   `json:"state"`
 	} `json:"gameRuleBoolOverrides"`
@@ -1991,7 +1995,7 @@ type GameModeAll struct {
 	OrbCount      float64 `json:"orbCount"`
 	RoundsPerHalf float64 `json:"roundsPerHalf"`
 
-	// TeamRoles Null for standard modes.
+	// TeamRoles Enum strings such as `EAresTeamRole::FreeForAll`; null for standard modes.
 	TeamRoles            *[]string                `json:"teamRoles"`
 	Uuid                 string                   `json:"uuid"`
 	AdditionalProperties map[string]UpstreamField `json:"-"`
@@ -2136,6 +2140,12 @@ type Gear struct {
 	// Description Localized description.
 	Description string `json:"description"`
 
+	// Descriptions The description's lines, localized, as the buy menu shows them. The public API's gear has it; a client reading it may fail on gear without it.
+	Descriptions *[]string `json:"descriptions,omitempty"`
+
+	// Details The buy menu's stat lines, each a localized label and value (`DAMAGE ABSORBED`, `66%`).
+	Details *[]Gear_Details_Item `json:"details,omitempty"`
+
 	// DisplayIcon Absolute URL of an image or video on the media host; may be null.
 	//
 	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
@@ -2152,12 +2162,25 @@ type Gear struct {
 	AdditionalProperties map[string]UpstreamField `json:"-"`
 }
 
+// Gear_Details_Item defines model for Gear.details.Item.
+type Gear_Details_Item struct {
+	Name                 string                   `json:"name"`
+	Value                string                   `json:"value"`
+	AdditionalProperties map[string]UpstreamField `json:"-"`
+}
+
 // GearAll (language=all: each localized text is an object keyed by locale.)
 type GearAll struct {
 	AssetPath string `json:"assetPath"`
 
 	// Description A localized text in every locale (language=all): the 18 locale codes, each with its text (en-US where the locale has none).
 	Description LocalizedText `json:"description"`
+
+	// Descriptions The description's lines, localized, as the buy menu shows them. The public API's gear has it; a client reading it may fail on gear without it.
+	Descriptions *[]LocalizedText `json:"descriptions,omitempty"`
+
+	// Details The buy menu's stat lines, each a localized label and value (`DAMAGE ABSORBED`, `66%`).
+	Details *[]GearAll_Details_Item `json:"details,omitempty"`
 
 	// DisplayIcon Absolute URL of an image or video on the media host; may be null.
 	//
@@ -2168,6 +2191,16 @@ type GearAll struct {
 	DisplayName          LocalizedText            `json:"displayName"`
 	ShopData             *ShopDataAll             `json:"shopData"`
 	Uuid                 string                   `json:"uuid"`
+	AdditionalProperties map[string]UpstreamField `json:"-"`
+}
+
+// GearAll_Details_Item defines model for GearAll.details.Item.
+type GearAll_Details_Item struct {
+	// Name A localized text in every locale (language=all): the 18 locale codes, each with its text (en-US where the locale has none).
+	Name LocalizedText `json:"name"`
+
+	// Value A localized text in every locale (language=all): the 18 locale codes, each with its text (en-US where the locale has none).
+	Value                LocalizedText            `json:"value"`
 	AdditionalProperties map[string]UpstreamField `json:"-"`
 }
 
@@ -3275,7 +3308,10 @@ type ShopData struct {
 	// NewImage2 Absolute URL of an image or video on the media host; may be null.
 	//
 	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
-	NewImage2            *Url                     `json:"newImage2"`
+	NewImage2 *Url `json:"newImage2"`
+
+	// ShopOrderPriority Order within the buy menu's category; the public API's later answers carry it (the 2021 captures do not).
+	ShopOrderPriority    *float64                 `json:"shopOrderPriority,omitempty"`
 	AdditionalProperties map[string]UpstreamField `json:"-"`
 }
 
@@ -3309,7 +3345,10 @@ type ShopDataAll struct {
 	// NewImage2 Absolute URL of an image or video on the media host; may be null.
 	//
 	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
-	NewImage2            *Url                     `json:"newImage2"`
+	NewImage2 *Url `json:"newImage2"`
+
+	// ShopOrderPriority Order within the buy menu's category; the public API's later answers carry it (the 2021 captures do not).
+	ShopOrderPriority    *float64                 `json:"shopOrderPriority,omitempty"`
 	AdditionalProperties map[string]UpstreamField `json:"-"`
 }
 
@@ -14327,6 +14366,22 @@ func (a *Gear) UnmarshalJSON(b []byte) error {
 		delete(object, "description")
 	}
 
+	if raw, found := object["descriptions"]; found {
+		err = json.Unmarshal(raw, &a.Descriptions)
+		if err != nil {
+			return fmt.Errorf("error reading 'descriptions': %w", err)
+		}
+		delete(object, "descriptions")
+	}
+
+	if raw, found := object["details"]; found {
+		err = json.Unmarshal(raw, &a.Details)
+		if err != nil {
+			return fmt.Errorf("error reading 'details': %w", err)
+		}
+		delete(object, "details")
+	}
+
 	if raw, found := object["displayIcon"]; found {
 		err = json.Unmarshal(raw, &a.DisplayIcon)
 		if err != nil {
@@ -14388,6 +14443,20 @@ func (a Gear) MarshalJSON() ([]byte, error) {
 		return nil, fmt.Errorf("error marshaling 'description': %w", err)
 	}
 
+	if a.Descriptions != nil {
+		object["descriptions"], err = json.Marshal(a.Descriptions)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'descriptions': %w", err)
+		}
+	}
+
+	if a.Details != nil {
+		object["details"], err = json.Marshal(a.Details)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'details': %w", err)
+		}
+	}
+
 	object["displayIcon"], err = json.Marshal(a.DisplayIcon)
 	if err != nil {
 		return nil, fmt.Errorf("error marshaling 'displayIcon': %w", err)
@@ -14406,6 +14475,85 @@ func (a Gear) MarshalJSON() ([]byte, error) {
 	object["uuid"], err = json.Marshal(a.Uuid)
 	if err != nil {
 		return nil, fmt.Errorf("error marshaling 'uuid': %w", err)
+	}
+
+	for fieldName, field := range a.AdditionalProperties {
+		object[fieldName], err = json.Marshal(field)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling '%s': %w", fieldName, err)
+		}
+	}
+	return json.Marshal(object)
+}
+
+// Getter for additional properties for Gear_Details_Item. Returns the specified
+// element and whether it was found
+func (a Gear_Details_Item) Get(fieldName string) (value UpstreamField, found bool) {
+	if a.AdditionalProperties != nil {
+		value, found = a.AdditionalProperties[fieldName]
+	}
+	return
+}
+
+// Setter for additional properties for Gear_Details_Item
+func (a *Gear_Details_Item) Set(fieldName string, value UpstreamField) {
+	if a.AdditionalProperties == nil {
+		a.AdditionalProperties = make(map[string]UpstreamField)
+	}
+	a.AdditionalProperties[fieldName] = value
+}
+
+// Override default JSON handling for Gear_Details_Item to handle AdditionalProperties
+func (a *Gear_Details_Item) UnmarshalJSON(b []byte) error {
+	object := make(map[string]json.RawMessage)
+	err := json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["name"]; found {
+		err = json.Unmarshal(raw, &a.Name)
+		if err != nil {
+			return fmt.Errorf("error reading 'name': %w", err)
+		}
+		delete(object, "name")
+	}
+
+	if raw, found := object["value"]; found {
+		err = json.Unmarshal(raw, &a.Value)
+		if err != nil {
+			return fmt.Errorf("error reading 'value': %w", err)
+		}
+		delete(object, "value")
+	}
+
+	if len(object) != 0 {
+		a.AdditionalProperties = make(map[string]UpstreamField)
+		for fieldName, fieldBuf := range object {
+			var fieldVal UpstreamField
+			err := json.Unmarshal(fieldBuf, &fieldVal)
+			if err != nil {
+				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
+			}
+			a.AdditionalProperties[fieldName] = fieldVal
+		}
+	}
+	return nil
+}
+
+// Override default JSON handling for Gear_Details_Item to handle AdditionalProperties
+func (a Gear_Details_Item) MarshalJSON() ([]byte, error) {
+	var err error
+	object := make(map[string]json.RawMessage)
+
+	object["name"], err = json.Marshal(a.Name)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'name': %w", err)
+	}
+
+	object["value"], err = json.Marshal(a.Value)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'value': %w", err)
 	}
 
 	for fieldName, field := range a.AdditionalProperties {
@@ -14456,6 +14604,22 @@ func (a *GearAll) UnmarshalJSON(b []byte) error {
 			return fmt.Errorf("error reading 'description': %w", err)
 		}
 		delete(object, "description")
+	}
+
+	if raw, found := object["descriptions"]; found {
+		err = json.Unmarshal(raw, &a.Descriptions)
+		if err != nil {
+			return fmt.Errorf("error reading 'descriptions': %w", err)
+		}
+		delete(object, "descriptions")
+	}
+
+	if raw, found := object["details"]; found {
+		err = json.Unmarshal(raw, &a.Details)
+		if err != nil {
+			return fmt.Errorf("error reading 'details': %w", err)
+		}
+		delete(object, "details")
 	}
 
 	if raw, found := object["displayIcon"]; found {
@@ -14519,6 +14683,20 @@ func (a GearAll) MarshalJSON() ([]byte, error) {
 		return nil, fmt.Errorf("error marshaling 'description': %w", err)
 	}
 
+	if a.Descriptions != nil {
+		object["descriptions"], err = json.Marshal(a.Descriptions)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'descriptions': %w", err)
+		}
+	}
+
+	if a.Details != nil {
+		object["details"], err = json.Marshal(a.Details)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'details': %w", err)
+		}
+	}
+
 	object["displayIcon"], err = json.Marshal(a.DisplayIcon)
 	if err != nil {
 		return nil, fmt.Errorf("error marshaling 'displayIcon': %w", err)
@@ -14537,6 +14715,85 @@ func (a GearAll) MarshalJSON() ([]byte, error) {
 	object["uuid"], err = json.Marshal(a.Uuid)
 	if err != nil {
 		return nil, fmt.Errorf("error marshaling 'uuid': %w", err)
+	}
+
+	for fieldName, field := range a.AdditionalProperties {
+		object[fieldName], err = json.Marshal(field)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling '%s': %w", fieldName, err)
+		}
+	}
+	return json.Marshal(object)
+}
+
+// Getter for additional properties for GearAll_Details_Item. Returns the specified
+// element and whether it was found
+func (a GearAll_Details_Item) Get(fieldName string) (value UpstreamField, found bool) {
+	if a.AdditionalProperties != nil {
+		value, found = a.AdditionalProperties[fieldName]
+	}
+	return
+}
+
+// Setter for additional properties for GearAll_Details_Item
+func (a *GearAll_Details_Item) Set(fieldName string, value UpstreamField) {
+	if a.AdditionalProperties == nil {
+		a.AdditionalProperties = make(map[string]UpstreamField)
+	}
+	a.AdditionalProperties[fieldName] = value
+}
+
+// Override default JSON handling for GearAll_Details_Item to handle AdditionalProperties
+func (a *GearAll_Details_Item) UnmarshalJSON(b []byte) error {
+	object := make(map[string]json.RawMessage)
+	err := json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["name"]; found {
+		err = json.Unmarshal(raw, &a.Name)
+		if err != nil {
+			return fmt.Errorf("error reading 'name': %w", err)
+		}
+		delete(object, "name")
+	}
+
+	if raw, found := object["value"]; found {
+		err = json.Unmarshal(raw, &a.Value)
+		if err != nil {
+			return fmt.Errorf("error reading 'value': %w", err)
+		}
+		delete(object, "value")
+	}
+
+	if len(object) != 0 {
+		a.AdditionalProperties = make(map[string]UpstreamField)
+		for fieldName, fieldBuf := range object {
+			var fieldVal UpstreamField
+			err := json.Unmarshal(fieldBuf, &fieldVal)
+			if err != nil {
+				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
+			}
+			a.AdditionalProperties[fieldName] = fieldVal
+		}
+	}
+	return nil
+}
+
+// Override default JSON handling for GearAll_Details_Item to handle AdditionalProperties
+func (a GearAll_Details_Item) MarshalJSON() ([]byte, error) {
+	var err error
+	object := make(map[string]json.RawMessage)
+
+	object["name"], err = json.Marshal(a.Name)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'name': %w", err)
+	}
+
+	object["value"], err = json.Marshal(a.Value)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'value': %w", err)
 	}
 
 	for fieldName, field := range a.AdditionalProperties {
@@ -17641,6 +17898,14 @@ func (a *ShopData) UnmarshalJSON(b []byte) error {
 		delete(object, "newImage2")
 	}
 
+	if raw, found := object["shopOrderPriority"]; found {
+		err = json.Unmarshal(raw, &a.ShopOrderPriority)
+		if err != nil {
+			return fmt.Errorf("error reading 'shopOrderPriority': %w", err)
+		}
+		delete(object, "shopOrderPriority")
+	}
+
 	if len(object) != 0 {
 		a.AdditionalProperties = make(map[string]UpstreamField)
 		for fieldName, fieldBuf := range object {
@@ -17703,6 +17968,13 @@ func (a ShopData) MarshalJSON() ([]byte, error) {
 	object["newImage2"], err = json.Marshal(a.NewImage2)
 	if err != nil {
 		return nil, fmt.Errorf("error marshaling 'newImage2': %w", err)
+	}
+
+	if a.ShopOrderPriority != nil {
+		object["shopOrderPriority"], err = json.Marshal(a.ShopOrderPriority)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'shopOrderPriority': %w", err)
+		}
 	}
 
 	for fieldName, field := range a.AdditionalProperties {
@@ -17811,6 +18083,14 @@ func (a *ShopDataAll) UnmarshalJSON(b []byte) error {
 		delete(object, "newImage2")
 	}
 
+	if raw, found := object["shopOrderPriority"]; found {
+		err = json.Unmarshal(raw, &a.ShopOrderPriority)
+		if err != nil {
+			return fmt.Errorf("error reading 'shopOrderPriority': %w", err)
+		}
+		delete(object, "shopOrderPriority")
+	}
+
 	if len(object) != 0 {
 		a.AdditionalProperties = make(map[string]UpstreamField)
 		for fieldName, fieldBuf := range object {
@@ -17873,6 +18153,13 @@ func (a ShopDataAll) MarshalJSON() ([]byte, error) {
 	object["newImage2"], err = json.Marshal(a.NewImage2)
 	if err != nil {
 		return nil, fmt.Errorf("error marshaling 'newImage2': %w", err)
+	}
+
+	if a.ShopOrderPriority != nil {
+		object["shopOrderPriority"], err = json.Marshal(a.ShopOrderPriority)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'shopOrderPriority': %w", err)
+		}
 	}
 
 	for fieldName, field := range a.AdditionalProperties {
@@ -65324,574 +65611,579 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L3bbhvJlij4K2s4DZjanZQoWZJtCUZDvlV5t28tyVW7T7G6M5i5SMZWZkRWRKQoVrWBwgxwPuDMAfpx",
-	"HgbYP9Lvc/6hvuQgLnkhmZSSslJOe3N3oyyScV2x7rFird86AY8TzpAp2Tn6rTNBEqIwf54EAUr5nDMl",
-	"eHQSRXz6XtAxZfq3EGUgaKIoZ52jzvP3p2cw4gKGgk8lCiBJIo+BRFMyk+D/yd/ueB2Bv6RUYNg5UiJF",
-	"ryODCcZED4ZXJE4i7Bx1/tTxOmqW6D+lEpSNO58+efMLeXmVcInfF8tcXsoxRKjk3GJAIAnBf3lOxr4H",
-	"/l96L4givR9QSMqZ/kaPjkz13hA2TskYfSAsLH3NA6JnqL0TPZMH8/N4sDhL6Rs3QSUAnpNggm7/FVtO",
-	"hUCmICCKRHwMgqcKpV3/zuXuTsQDgfKP3//mg5+kw4gGHsTkqkfG+PSdB1KRCHvTCY2wJ/CSRDQkCp++",
-	"870BewdqgiBRXKJ4IEEqLhASHkVAmUJxSfQfMJ3wSLcKOAsldImCCIlUsHsMuzCcQYgjkkZq63jA1ASp",
-	"gIQyhmG20K5Z5aWFkdz5LSaMjlCq1+GnHb3qLc+sYphGFzCikd3agJleIR2Ndn4bCR5/2vlN8U8VW3y4",
-	"e/DwsN/ve0DjOFVkGKF/DOU5/QJWZryIKJTKH7B8LMZ7gT4DH7oFiAAvUcxA0RiPgcDD/j5QCcEESbJ1",
-	"bAGXYAAhD9JYk1dpvHxtelkrDuCw728PWE10Wxx4d+Wwu9UYZtHwJQt4qL9bQjJ/KHzgAvzxrzTxYTpB",
-	"Zk+FhzOzbR4nAqXEELrBhEtk+uR9TbqJ6mXj+vBL75JEKUpPk6eKKIyokAo4AwKK4tYxkKHU2KzZCQ2R",
-	"KapmmuhKu2Zp3Dn6qTMUHa+jl9P5+ZotZaS2vKXzCULEAxJhvpMHEhReKb0hyqAr0f508uE1lPpuHZvV",
-	"+ZEb+imJIt8i6e5jCHiotxfwOCY9iQkRRGFYl28g6308u+6IckZRuR9HWR9P3wAfWRwkMcJwplAewTyh",
-	"DdJ+/2FQUJv5jD6MuOb1GOoDVBMcML1ulOqBhISoCZCRQmHGsoRDlYRfUk0KRII5u66e2Ldr8R2Zb9VH",
-	"5rlV9g9ePn748tnBy4d7hwePnj3ZmSJJ9A/ygjL5T/kZ/JX0/vyhEnCaBTsOvAy0t2778PpFBrGxhpib",
-	"v8DxQH+rGU3dk1xceOXatJhYXtSZEpyNwdEsF3ZlVEsxTWTIlEEB6CIJJhBYxABLYjAh0hwJn7Itb8BC",
-	"FPQSQ7N0873DBUtbAYnsF3CBmBQIo9cFJBBcygwUcnvAztCcNwxJcKEpxH896r3jDHtviQomPigOY1SW",
-	"GdY/70GH9S/Hb7H/668HP8avfph9l55RxS4eiUGnEmo/EDFbhtqJUzcWeU7dA1voVzHzJ6+jyTlGlatI",
-	"il5WsBZfz+JDRKU+CBYZQtLygikJxHQCxqdHQJj9VnMc931+UL5URKhzGqM/YF3KgigNMdzSQDY/IwvN",
-	"j9DFK/ebpw/l4/nzbdDMgDA5NXLbd2LBB9QSmigjiIFpVmcm0ZxdHy0f5SvyCh6vtwExmUEwIWyM23DC",
-	"ZlrF0mwgIBKPB4ywGXA1QQGGvevt7GvZpvmD5Pqjb7encWSMpuWUqgn4RDkxpxXLjuEjHa/DSKwhb/tU",
-	"cn8N4WrGf6KWD+TNdSdBlKUuyqQimn2dvnoODx8+fOIBbo+3B8zf6+/t9nb3ev3d837/yPz/f/O10LfQ",
-	"M33tEXgGgCyE/EzKZ6HJMTFnYJbi+Mtlph5qSJnRjLIRan6aw59KA3c10TSuJkR/M2CMKz1htmDQIr6n",
-	"NRLoTngqJPT7f/z+/+w99ICPRlJrxQa9/N7ew6ODJ4Zg/X+0f295wMWAUQkRZ2MUehIGh/v61AUJNMp7",
-	"7lyvOTDVqSauKgh2vE5Mrt4gG6tJ5+hwv+ownxkl/rlVbStoPtN6PdArMDJLE8eCoNrxHbbt+Bqofs8/",
-	"At8JEq39uz97RqZoxddPBMYURS/iYy7LGKpHLvbrZq/JYeamqbP7VxSjsMLK+WfEpEBniWa/UpOvkQhU",
-	"YQxdJ84M9vi/+CAxwkBJfcyZqOMMTeOtowGzQ/yVU2bBaBQYrZ2nKQ29kMokIrN3JEYvmAgeE7mtf9Bo",
-	"Y+Yc6aWaQygNMmAh13Rm1Cn/F38bTuzRXJgNENfLGhBdwoAP/4qBMkREhCAzD4jV0eivGFrdTB/kgM0r",
-	"XwZ37WCGjGmoKa40Wph9a9Zqv3fczswzYF1/bltuhVbAmh8eSNC/aA3VMTm9Ep6qbF5HzVMygy4BlkbR",
-	"liGnC0yU3eI2/LP+O8Z4iKIQuVQAF6G2VFlopbEmdUjZBeNTZgFmCU/Dl7LxgFF1rNlWzKWCh3vu+HX3",
-	"g929EsEuyAFklxjxBJ1g0qu1PfUSB4wyCAjjzGgFIy5i6EoulGZqFmwsQG0LMYQhRnwKhBmer7HH/23Q",
-	"kYqoVA46R3v9vjfoWLAMOkc/DTol9Bl0vEFHQ3LQ+dkbdEKiyKBz9Mfvf/vkQ9e3GK/Z9TMezgwp2q9e",
-	"K4zNV1uruY+dcQUHuhaN54nxYHevkhoFj9dRJHMdkhvziAgn3Lu7hzDBKxJiQGMSQUjHVMmt7WoWo7vc",
-	"XuW8kcW8lh8iMtNW8fMMberqM2RspShokBpdgEFCg4tj8EckkugXTQ2eSOgSbU0EXISFpm0JTRtURONW",
-	"L3HLKdB4axve4EgBT5XnjG4z9faALWoiQDIRiZHEeaoxU6opt9QrV6MRrQDJShXE65i9Vqsiq43PN9bw",
-	"dJhiGJvF3iPDlN33hTmp7U3N6QygLAyc7UqUIcwBs9bAAre0DHaIAY+N4yTjfRc4yy28fJpjcBbvgPl/",
-	"/P63Ez2f3bbc2oYX1o0DxkTVR5KD/ajkJgISSQ7E6NJ6QqcXDljpmNz2JLqjgK4fYi9ELYpP3rzR7NwY",
-	"MZkHcUKkZeJKIFH2F2l1WMuJNWJiCBMUCN0KX54VS5k0xBBkglFE2dg5auy3A5Z9rREnk4+Ka6M2LGlf",
-	"JdQqa7iWnTrzAMb0EtmAxVyg1aT0IUHXLyzWEHsvXmqje+8w/24keq9O/S0LUBSCC7d2qlbja9Z7Dkn/",
-	"QeCoc9T5P3cK/+6OO8udDDDvxUkUWUTFS6xwLZ4wfZI8ZQoi3cIINs56DMfEqM6UKRxrCWAZghE0DhYs",
-	"h6DpOmBDK+Q0Ahv91XxtTtq6KfVH20bu/KaZ8iff4pQ58D9+/5/OGNctBszoc4aJaJzQjNfaS5SNzWZ8",
-	"MLrxkF9aH45bv/7TupzsmXtARwOmuYJV5Y0t4Ixg02VrG/b7+07gmYH4tGK2gvMM2DBVMM/bDf0WqPBw",
-	"z1FAnGvUcOJWmBCpHIFnWx2jE9YRMa4yvAYVzDlWS4eDR/Py4OGeNmc1UeqB/u2nfu/Jz//4D5UG9xvj",
-	"QrY8axlL3s8xLJkmidEaMgblOBiZZ9UrpJ3tU1PeGQqqI+Te8DF/n6qIshV+QG5/BBlx9UBCwCMuoDvU",
-	"vCUm4gKFNa0N9mjFyE8EjYmY+c4vOES5veJI3NArDqV7+nTX++7prvfs6a538nR3a347u/3+qv18sCtY",
-	"4Qe0Py7sR2C4tJ2AM6Vl3APpdtY9fbq97X2n//NM/+fk6fb2ln/k9p4K4wVgGGlFW/NgKkvaa+mAtaYI",
-	"MiGBPnwjmkhOFSzVGrDVhvqaw+5C19812l5/+0CLge29Ay0GAs4u0SCT4vAYhtRaE4KnLOxewn/9J+wd",
-	"HGx5MCGR5hNEK99m1F9RcM/ZCoxrTSMmoARhcoSimpdbCTNBiFFKMkaQEz6V+ZmXlBArejRsnfail2UB",
-	"Wwa15nTuIDzNppCZr+xFifnSINhIm90OS65Rbt1I1+NRf/vAe/a0vx4mnWULqsalfL0L2GR39LnkkY++",
-	"emP9bbu1Pb217cP6m3ub+7Zv1NcJCFTEmK2Z2l6tpi8xslV6e+FYb1B7/0DGWFfJNF4Bq004UzUhY6zU",
-	"N7UtPpsnZiItorr7kAeyuP/wl5VDq6tqgppXyLUNtN/vH2mjISexgTEps9HuUs+xwiQD1L9U47eGi9T8",
-	"RWsEemX5ZYbhj+5WVf+oN/2LD4pcWJ2kW6h7/r/4hgYsgPTe5iC0Dc8iwi6OnGTXU27DiTPgF2z2lfv/",
-	"ZQWJ6J+PLgkLSVTLjv2XVQ4llUMjA0JMVDDRDJwWruAHjuE7rj6cKbSX//qPkstywOxVhFYah3r3BnhO",
-	"UbYuH91saxvOUeg5heY17r5MmyZWeBgsilOprYEIJjwKjwfMf3/qwxDVVLMgrb0pM0SMhElAqi0Oq5oP",
-	"KQslKDqeqMylaW9midHGCQzh/SkEvvGmEtOlO9TaWrC1dQx+zweh+8IQR1p9I2YiMPqv1crhB2vCGH00",
-	"E3e/pFz/rOlFm/3MGDt2h1NBlUKmARryVNu5trEH/mAw6Li76MFgMPCdz2p7wAbsT+BPuQi1aBx09Ib1",
-	"JznoOMGsT00jXMm/4WdnVlzfZehohD6hTG/AGzDQLRcIHrrWYbpwx5k1NISlhdWfwDfoZxZ3tLwAYwDm",
-	"zMX2k+X5j+0AT7W16gP+kpLIWTt/Al9z1CNj4vlHBvZXquhbmH9Vy//IqGZlIKmmEvOl3umIRyFlY8PP",
-	"vuMPzC2LJgy5/VJP/YpHZhv///+nIf2//m93HP/r//LN4XGGHvj/9f+6r6W0XzNughsASKbZGG/GkPMI",
-	"Cava1NNsU/lvgFckUNEs3+ccXXmAV9qiBgIfP75+4cF0QoNJRp6G78AiDI6rl1Mswl742pV45a+eLn8X",
-	"VHyVb8LO4mz07C5Cryi/jtAmfn6d5SYxVwL93d7uXulSJfOU5bcxcqsENZZqsdLlAvwjzW99+4W29AwV",
-	"hV4OEuuBdQjS9d0l6TlF8TGloR3JHpo/6OhPmvaovf8vW/UEhoZsuQjddGY9J7lbttLxDSHXqoKaCJ6O",
-	"M4ezAcKEJy+IItsBl8rfsiJSCDKThhCnxoVBleFz0l7B6WPFCGNkKt9d1zeWnnVePv3j97/pk8kcmiUa",
-	"PBIYGo8pZCs2prfQnBul1tBLFOTuDRzkMid57tW2V1txomZ2xVsQcpR6aA1/szILOMsdzUWxbrENP1ax",
-	"kiXHfrY3vWnDlFQWjVFmOnZIzRJ93x8wK6aeWrb8m+PrP8Gg8/500HEff7a/fhow8y88NQ16gw78DF0L",
-	"FZ44QPyH+3fLXojoxvpo4TcYdLYHHfvhEyz879h8fwQnZ89fv3Y0KL1cY3zw7w8GjCe65VMYdI4GHfgP",
-	"GHSeun8tPcx9mPspmPvwdNAZMLvIpxYt/wMeDDoP4DejRJhPA/3Z/jF4AJ/s73qZuv1Rbpg5QaXZQy6m",
-	"tBw0kB2wD/ZWQWChPlr144HM7jwyk8l91H+miVQCSQwkDK3dZmxEp1U/kANmVYyuL3AUEkX+3V10/Lsd",
-	"xN9yIsGQ45JAKfs+t+HEHO2AOQ9vcQ2tD8/af4aCQ+AJChNL0fWfPtXU8tTFu3jg/x9Pra2pOY8exoo+",
-	"C27fSHE/C46Z2ptXYFbJKFgsMzw2Z3jG4xMhuTTLyuCcIPPKnkOrLWb2ZuGlNHiqYZvzAyqPwP/lyP6y",
-	"B91BRzMQt4eDQccDogolEnb7W0cDNrdvjW8O0Y4hlZjp/UcaJ80P7h/3MXD/PPVXaapmhbuHVvfaHrDz",
-	"RRegUxedN9NdPnnm2twEuJgokwQFoIu58OBhf99GUpmoIY0tJvix56IfoWujio7AL6L5trwVwZplx38R",
-	"GVXyHVruUXHvVWjuEDmr33retXnjGUXWKnyUjSMcsJKq6lzaVh7ZGxB7imqCM6vIDrUW4bAd7BXb1jac",
-	"GNAZghswc2lo3PPEzByb6ABtpSZomKtdukYCaVgpv+ilyTa8tFaBxhZrERinyirJ4MGcHNkjh2Q/eDLs",
-	"7ZOHw96Tx8Ow94T0Se9wONwP9w7CIeKhGW9OiuXivN/XAxpO+GFCmOIx9CrlrhmihjYALsTFIuJef29P",
-	"t5gLwjD68AdBY4S97f6go7X5UySXKPz1DakVYKreRS1T65x/5oWh4mteFyreoLtBb361Ef1AOuX0cW/f",
-	"/N/uXsXCK7T1FVtxF7N1NnP4EA+DveFhb588xt7jwydB72G4H/Tw4eOHBwd7e4cHj/frbPBHQiuih77n",
-	"UxMUo09DK2Zls8reXDIX/JS5jqwEmY+O84rbNcuUKWdbWt3/jkOYChfS5x/2TUjKXqz/uxs/7Et/SwuT",
-	"hShr/7BvGJ/lzAPm7+71pX8Mft93TFhmV4PWbCuiBcrxAXOOUCu0TPSPZ0IXKr2iZFY4RfNfIxpfd0U1",
-	"1XBdcXR9uXwvURF5J1AmnEm0gXdjZOq1wlh/cNSp/yRJElHL/Xf+Ki3ZFZMSNns/6hz9dL3XyIz9jIez",
-	"zievRsuTKKrVeD6MofPpZ7Or5ZsUc7XtLRjv+W2KJpWlNxqZdOyZVxq94plG1Xpc752VzzvyFxf5sPbN",
-	"Ra/06KL2wPPPNbK3DL3SY4brhpp7+FDEQPfKcerX9l8Iay8NUfaa1hgib14eohSKXWeIrHkp7ve6bqZN",
-	"Kdr1uramzSevM//g5KZe5chog40God9QqZoiqyywpx5p6dbrkVcxfhV5vSxiRzKR60JA8xDMDdltyO7e",
-	"ye4ZCU8twtWgu1xy/tYxASKlixF4cHXV+8tfHhgDlaviKn7O4COid/LSA3N57mUWzR+//03LZxPB1zna",
-	"7/c/1b1keWkWUUFt5yUliUqISaQ1Bgyhyzh8lCh6J1bUpawUM5C/jCvaa6XSBFAUGvPWtgb7szQMZw1p",
-	"AWbsWpzHtLxrLWCoB92wow07+hLsSOOeCWtqkrbMBPUJzDRvhMqyQLQNrW1o7QvSWkNq9/wEa9JbMwp4",
-	"ieo2aviGFltGi02S4XoU2CDxbchuQ3btIbvo4hqKu+qxcJnqrqee6OINZbjKKM2vot1lchbiZ264l0kg",
-	"t0iJhHcv/nz2/t0RRJShdFQ0YHZi+0Ygew5ZSqLgDwbM3UZtqKh9VLSMIMVtcGUiDXtBXfJG2BvkhCoS",
-	"FSERcykxtu8k9cUwjS7qZLxoLaGzMMLGbEo9eE3pqpvevS2pR93I0I0M/WKk1Zjumg2+Bnk1pb3qsTfq",
-	"64b0WkN6z1FgzFlT9xDZ8LUIKWt817ItcONuSGxDYl+QxBqSb+Xh1yKzZmRcRmwbKbchwfaQII8TVFRj",
-	"4hkSyVlT4m5xnnoEudjrzgVgMQFIM8OGDjd02AY6bEomVs1zO1psSEouUeRGXm7otI10ek5RnKFqXmC6",
-	"idalUtetSZGpKAqQuAlr3xBjO4ixealZmuiWBNm83MzIciM5N8TaImLN31o2JjLzGWqSZt7+7oWkzd2v",
-	"KXFDbxt6+7L01phUnJthXZprSg4WlLeRfxt6bBU9ChKoBoWfHr42FerGTYg9Pe6GxDYk9gVJrEF5lw2/",
-	"Fpk1J+n06BsptyHB9pCgKVoZNBY144avR36u8Z1LOTfuhsQ2JPYFSawpKVcafi0ya0jKudE3Um5Dgq0h",
-	"wRd0NFpbwl1HD3pASwnLdHACIR2N5rJil0uZyg2qfyaqtxTJNJzEdRze1EieQ7ERFzFRnaPOkDJbeqEi",
-	"4dp1D+ckI4mccAVEAgE9Qa9UAVoRAUQEE3q54a8G6V5QmXBJq1+c+UQpEkxiZOrYFDg3+dAHHZcet1dd",
-	"p3lbEbE9/nXQqV3f9oZpFl+b5RN89hOzz8TvVxFeaSbakKmQDV9PH3GN79pUGEV4Zd6fbhSVjaLyBWRI",
-	"htcN2Qrl4deis2ZshZzaNsbChgZbQ4PfkRhfXjaX1zYfvxY15a3vWtQZm8SVmN/Q2YbOvhydNSTs5sZf",
-	"j9aaEXcFxW3k3YYOW0WHb3mIL39JaZKQYWOpQZYnqk2V890aEYUxDxEwn2NDjBtibAUxNigdlye6JUE2",
-	"KC8XyHIjOTfE2jpibVherkWUjcnGDY1taOwL0ljDYnBt4de0yNvIuQ0NtoYGkTT1BkwPXY/ukNz5q6+E",
-	"YmAobYxk8+xrQ1tfiraakm1u6Nr01YxMm6OyjVzb0F5raO81UygYiWzprFuV/KJuCDBfHINAJWYQEYWi",
-	"VMfr4K7qeEkUlyhgRGiE4fFyPdDphCibFlu3pAGCVPr7NDGFulytHxE29qa7NEMtNlJqf9fS3RY2GZqx",
-	"Nwxmw2C+AIMpYXdDMn5hhnVpbh2Jf2+kXUepKBP3mjrFsS0Zbyuu+5ZbcobZYCMubLV3EgQ8ZcpOteET",
-	"Gz7RIJ8wiHmWxjER678TupYIF0de9WpBaxe7j6FUAdT0lJZYjEZBf83cUlSAjUEGRYYRbp403Bl1fIOo",
-	"PeavY0fwJZSm+rudxELrs19ECAx4xIVB2zEHIuHDu+/+vrGypfjwliQNmR5vSVJLyXhLkrs2NWKSbCyM",
-	"jebwZcipIcvCjVyXpJrxHcYk2XgMN+TWHnLDkJJriI0HClVPKoEkXlex8ZxO9Kf1O8ZppGhChNoZzhQK",
-	"wsYo1x/lkobI15++UiEb0QgfSFunD7rGpEawCwMiLzDUdvaWV1gXeR64WYJAFUyJhBGqYIKhaXQ/dH1P",
-	"GpdBJSo1XjWlDNnR63Fv2/bOlSI77IZTbzj1l+DUFvuaUo6K0dchsYaUJDv4RlHakF9ryO8dL/Vc/1qV",
-	"8Qx/gcbOITlDtfp+9eHn36++K+ZU3N606jmPgHGGRh/Jl0KZ4vktK4oHEqTiAj1wio67pqVywKSiUQQR",
-	"JxptgKptOF++tKXBZG5r0PV3BJJw9qsPKhVMwl6/D9MJMnNTYcbVU4RbS+WsP4Mq7LkpTXWJ8eve7uwI",
-	"DNPowmiAQG3ZZSglJeEsmh3pb0OwM+U0eGQSmGgYDoUBpQF8N0hFBL1SXpOt0snv9w/v5mbdsccHEvyF",
-	"ZfmgyAVKYEjVBAX4Q+ED4wJ8vdz8AimaAboeEtSEShjycJZDgDJzA/+Oq1c8ZeGtyWKKJOHM6s1pSkPo",
-	"u//1Kv6T/U/LgAy3F/OLHENEpdKbiIEo2Lnc3bFzyDkw798Jgck0mLj8GlYKefm6uDB5kzIoveUhHVEM",
-	"qyuDC9S4gEwZkAEjsaFK8F+Peu84w95booKJb6BvCNCmJVPHwLg5l430a+DGYtEGsIadq+oveGpqthPp",
-	"bpA0S5tormqqshe4dV911B27O9V89nbkaGJs2BgePjo86e8/f/7k4Mmj/Ue7hy4CR4uEB3JBH9MouUiC",
-	"0JWKjK182Lp7sabAyJLKcKHZNpwWcmf7TmXJ++Ff0ey9IRs3H7+WPp23vms7l2cDb1Ttjar9BVTtHLEb",
-	"snXnxl+P1Jqxd3OC21i8GzJsDRl+WI5xUHildiYqjubJbiFdKIPvz9++OYCQB2mMzGhDN/rYXS9ItCzv",
-	"mgE8+Hj+qvd4ywOBLERhbK0AgbAQAmIc6RG9MBlIxMwqwcYW1UM8kAPGpwz0irWG8pKNIyonxxASRey3",
-	"XZOoS2vacks3cURmSQuCCZfIPIiJuHAe+wGjSoIfETb2PbMKfxGBfDuejbdzRLpo0H4DZLqQZ3LH98Df",
-	"CSbmNsS3kNkZCj6V+Mfvf/PBT9JhRAMPGO+Zg/OhqyY4gxHXe6hgeVvH4O+EPMhHc4Pv/DYSPP6085vi",
-	"n0rjxuSqR8b49GG/74FUJMLedEIj7Am8JBENicKnh/3aCS0Xl1t5udQu9nOGQSqomvU+8IgGs+VDOjN/",
-	"Sw2eWaTNlhFnSlpa4oxp+cOZtGa/hrG1+K3f5xjMRZ4EEkluf50olUhHQjTgTG5dD9y7sYEW8G7Rr3EM",
-	"nIHFxoWfPPhL7xUXUyJCDHsfBFfc16uX4E4dAh7HGhgZ/SKYxSMQSAS/mmkLnQt10z4LJFpYQSUO/aWX",
-	"nd/5LMHee7MzWcFSo6m2bnzGJaOjUW1Edu1XzP3Z0qHqmUmzIsIYqvqUieHynk0TrP88ArI4aMbR9c/y",
-	"AURkxlOVX9AOmLVKPSCgd2mwZKr59lT3nQrOxoY8zHeKQ8ihO+ICCBxoNkMydQxo6ATHeMAm1hsAAUkl",
-	"QsrMUw1DNpSB/5feqe3Tex36W1aGRJRdSBiS4EJP4u8YjudZKiMDZhlfxMee/TnjstvwTss9Jwi/fSFT",
-	"kEDP+CHWoAHb4VomfiP7PC/wKDFN1mV3X47UDbVGZIbiORFhQ66LYoJatlHR/M6fQJuRISAi3NhNG7vp",
-	"S9hNOW435L+Yn2BNemvoSXRBdRsfxoYWW0aL51Q1lgOyNMMalGjaNyT6lB57Q28bevuy9Nao8MtnWJfm",
-	"GhV/hvI28m9Dj+2hR4ExRfGcsxEKZEFjUnBxnnp0udjrziWinQCCfIYNHW7osA102JR0rJrndrTYkKRc",
-	"osiNvNzQadvo1Lzxb1RS6hnWoUvdvinpqJDEJs3Ahug2RPdlia5ZsZjNsC7hNSsKc/LbSMINUbaIKPkQ",
-	"7yxrkxntukxNAs3QQCWQSGN/d4IkUpNft4ALG+5dPGLq2qdEW3cb3X2GRDb2fNkOXouD2KZ3LeylGXXD",
-	"TDbM5AswE4vSDQn3YvA1yKsZkW6JbCPHN6TXHtK7oOz5RPCYNCXZ8gnqkV/e/M4l3AVlEJihN7S2obUv",
-	"SmtNibq5Cdakt4ZEXkF1G7m3ocVW0aJJ2N2g2HMJwWtSoWndiNAzCb03dLahsy9JZw2KvHz89WitQYFn",
-	"s/Vv5N2GDltDh4kgs6ZknR67Hu3plncu4/SgG7LakNWXIqtG9ch8gvoE1owmqUfeqJIbWmsBrTWlS85N",
-	"sCa9NaRNFlS3USc3tNgyWmySDNejwAaJb0N2G7JrDdmZR/vnZHiL94rXElEx7nVROOUaaJouOMMN2m/Q",
-	"vnG0P59g3NTTJDN2LcFhWt61WaX0oBtpsiGrL0VWDSlx+dj1SasZJc4Q2EaJ25Bde8iO87eEzVyqL3m7",
-	"VNwm/V4QUWQKJjwKJez2+zAlVGkNzSG0zd9nq3NJm6Q75lIZvc31jcksq8RARgoFHIDEgLNQejabpm47",
-	"IRKQhRiaKgUJjyKTNj/L8D2lamJSpxGqyjn0957cRamCYp8kDAVKCV3C4PWHy8P8i+EMqJKwc7i/BSSy",
-	"0eB6zURCTFhmwkkcsBwwE4xCEzqeMqYh5vKyuUIWY3qJsgymrt/rxeSqp7eIQvYSFD37k+8NmAb9cAYh",
-	"jkgaKc+U1NYt5+APio9RTVAcw35Wv5Wysdw6At+kJO+d6APwB8ylKkdTl8OczJhQdpeVL7xOacaKZJAW",
-	"A/T0ehswxBEXCEReGFCZ1dTMO3awIuPYR0YuCY1uX3WjlH+yIIAKEvAMakQ0pmo1otdH6iYrr0CXSPDz",
-	"SjL+lquvsrjRDK3dVktYXUY3U2nAlfLo+rqtScNabHHHtvS3jjTqswGbQ0OoxkKblDBGwkwGVQu3DFZ2",
-	"li+PqBpMBlPzHIxm7cc2fandU0Hs80AtgW2+TMPNOO3O7U4tczfmdVa5U2rGJM41m40C85kKTEtVB/dB",
-	"6713imWnqAhlGJbGv/41lm2eoZv0gOFU09mICqk22PdtYt+PpkxSQ34YO3gt4882vWtPjC0CtbEJNzbh",
-	"FyOthnwxxeBrkFcz3hhXzW3jjtmQXrtI7+yCNivZ9ARrkJ9u3oyEMxHKG1rb0NoXpbVGRV02wZr01qjI",
-	"M+8CNnJvQ4vtoMXciWlRK5Rniti7CBKGVC+dRB8ET1AoivIm/8HHxPoSDVXotSVzXYepkOo5Ty2dj7iI",
-	"ieocdUKeDqNS4Q2WxkMUuvuICjwlCus3l+pZGkWoToIgFcSW6KjRU6TsLEEM36aRoklErZOxRsdfOY/X",
-	"7PSp7DH/aXGE0qYrl+WVoVi95Z/zKW3FQEPd44y73sWxLhXcIWNzO5JEZGaCgoIJESRQKLZsIR2qJAge",
-	"2aJsZEgjqufVjG0eQ/Kf9AeqML5xbWZjJ6aboQa3cyIEMZ+JlKg+EDWpqLeiYSnVBy6UIFTdCAVh+FG+",
-	"tXMyrijMoik+or9iCIqMpS38TCT4JwIJvCAxGaN/DCyNInM9ZAAnc8+57qOhkm99fsVe56oXZRPY65ZP",
-	"XkcPZi9Q7P3LIgjmFrh6vUPKx4Ikk9lylaXqeUO8xEif3jsS4/LIr5lCwUgEAQ/RFMw6BsZdvTs9UEU1",
-	"J68TUqmx6HWwmpUtHEipx1lMomi9btVrL6Ci110XIKM0itbEJipPsvuvV1yco9WG3GRDziMkzLZ7RiQ+",
-	"L7SkBRLMBskxKWURDy4oGztkm05QoL3u4KkITFrHkChXxGykKRu6AUlUKlBmFyj9h9v9fZM/awWOza3w",
-	"VWn7p3Q8Ua9I4AR2VfMPjlk8zwhqeVuvSCTR0gmEqVUL0QPGWS9nNWf8kph7VGHra5nKjQERgqKpPGdu",
-	"gBk37GerdJKltVzQKBohhmuenR7RMK0oqqGSGkZ1qrt8+nnpIjBjB3oDc7uzG7vmBAoWn6Y0nL+gImF4",
-	"uL//kPT2d4dhD/d393ujQxL28OBxuHf4aLSPTw6qaPCS0wDfULbu7n7I+y1v0dxQ6UY9iREGCswkEFGG",
-	"9TG0BhwWpKsByjyxz69skY0tMvh5jlTBbRaEyAIXqECusky6jmyqaaSSZSzyB4ebXkmelk91pYKQydFm",
-	"9IT3DJ3sN6EYxKkNy1pATYFV+r62yLqtdLlLMSEjXsXCLWR2PXB/7XnwnUBGQvTgY6RoTBQCF/CBSEkv",
-	"zWwFqWcNKsvXlQnCTH4DQZSAdBOqnFh5e4/YAt3I2WVPSRQdAZJgUugUeSVfwly9bLjAmdZuZpk1vXUT",
-	"vl236PzEz/FKde4Co9aa7dtAncZw5vaWSANY9Xm2jAbSt2fOrIXsa9o165Htt2S7rLXzjZGyMVJuNlIM",
-	"+9nYKRs7pZ12irudWalFjDRNLql5RJF6ItjK3izWt6rI8/fn5x/ANjAywoO9fn9Or9rr9/PlU6ZwXOH7",
-	"dTN4dmkrt9vkXlu10fLN2+32u4aeVa1gtQoW9wKIVkPhNBNfzRkLD5xB0H2RYkSl8uA1o4oSxYUH7iIy",
-	"QuHBGTJFGUZbFfcW16rl37g/IxPo11uPdSTcnAQrYHotdjRvTd4CQZowJ9dBsRa7ML4ctvwwpy7e/fV2",
-	"TK5epIJUk7l7oqJpqsa1cowhzbND56y8gTXbs6ixoim5xJrYMZ1SWa/twqGbI7e93YRVZ7koq2LK7gbs",
-	"C6spj+vNHW75fCqxjYpnqZCq8ViKF1QqwoK68RFywtU4ZR8winCNOIxFyb08irewnEqgROrM9mwcLGuE",
-	"jDQNErOUKnA8S8OwqYuWExjq0aHrYs60pRiX/J8mj5i8QYtZ4RAbkxh7yMaUIZj2kBA12Yb3Cfklxbt1",
-	"i92lkkLl9zQMkb0evePq/ZRhuDyybZGF4UnFBdpXgowr4LpPtWvGwrO21m2O3iSLq2JnJlHBRyck59d3",
-	"iiMU5pUjAZMqAbrmIafpInd+00Lzk79V+CnsRiwyWA8Tw2t8E8WRLftoHvWfHD4kh2Fv/2D4qPd4FO73",
-	"gkNCeod7w73dg4NHuweE3HiDUCnVK06mDIXVgj4H/Er6alA3rEdiTeuBLSLStZTAVlLjCo/AhiDvlCAb",
-	"cmbl9N4S74VZT5N7bdVGrTRrLhAgz3xKLPGs64Ex7Dlf5OKlRoyCBqAoiprmWSs0mgkNsQb/XGCZ8MJm",
-	"JzFcy2Bg3QuNZU67lilfOoKltS8Z+muY9vP8+x5R8N59PG1D4rUk/gZbl7G1SfFQ1mjaJSYa33X7tnxP",
-	"91o3qrLtg8r9gaTd8LhHBGk9btwXWrQXCtHFK3rdvacDQIWS4jSSBxKGaXQBI2qfj86DSk7I3sFhhbP8",
-	"+5Pe3sFh9jxVd9YDzbRwJRLevfjz2ft30A1R7z70YDqhwQQvUQC615YupskEOcX2npQohUKP/m8/9XtP",
-	"SG/082+H+5/+ocoHIemvVdoxsrGa2EVxiXY9czoOZepwv3Mz5O223TyrIH/9BdFqyFOGmXboAG8TAHKG",
-	"oHFy+RgCokjEx9XI5n40B6G7a1UyouZVsHm2b8JYU4Uui51xO/jH5XNzI2hcjdG6UagELkKrISJLYw0V",
-	"68DSCOn+2pEXdOmzLd25+K0z972O1oht9I77ayf/KSaJ/sfWvC79ZcgSFVX00kQzFZ+0DqsbaqVKQ0tF",
-	"ZmTrVNFNUyGQBXY+M8/Q7Ep/HEV4pTd3qcm943XGJMaYhzj3945GiiQhQztwIjCmKHYCzkaoR577NuJj",
-	"rj/b0FazQxbajgFnSpBAFYsNiAjNHhNBZsUfBTTcO/dsi2MkQn+LAmPO7I5iKk0yrY7nMJNeYtmlUvLZ",
-	"OZa3jD0GY1wuS4cHDyz+GLcTVZlbzeFKxjc8Q10Gb80fXY1nZjDLOS2C+X/8/reTKPLhkghKmDLtfRJF",
-	"fjl2cUWkW4b11zJADeHGPLfWlWiP8RsI5dA99r6cGwKvlCAvaoGlFChu8s86SrrZAVo9cyJ4zL/IzKnE",
-	"kxwzTTDj1YqQ6BVGp9e51BgXGLyO+ev4mqwE192Y1wiTWDqfCsCt2NE1MaV7ncot3Gz+arg3eS0zR9x/",
-	"H2E4n8EA1lpgFaXXHuC9eJdaw6OKbG8xzIYGP5cGG3PEZDTeGntKL6jR3bZrq/fmTSgddDsN6Qwa9wOK",
-	"tsLhOYkinjaW/sWoiyEIHFOb05FATJJlzTq6IXdSNp9bbjl3kh27Wm19pTW7td5fpwmK02tG/EAEMgUR",
-	"GWJUb9CFIyktd3k6rwDENYfVpI5UfV4NKEt3duLrPZJePt81+t/9UZZzhjVwnu+4iN0ZxZTRmCSQcGlm",
-	"8YDxmDISRTNt8P/U92D35yOIbTqpmT47UwzEdaOxcR0O2JSGamJeSE+QjicKFIcxKkjolYlqes7jJFUY",
-	"AlEQcRKCojHCSPC4dDH3QMKUiygcsIBzEVJmLulMhJSZlCQPZLYUikJ6xW/kCiXIKUkSPYd1Y5i89iFH",
-	"eTRgV/DUjr09g//6T7gq8mPBP8LVWUAiIs75SRh6MMubXumms7mms1LT7QE7gRFOQSCJILBHJyGiCH9N",
-	"pQL9iYb25tEAysBnRKIIZKSBFM3yNhbQtgDCPEVc1YxLnd0mDPWqoztWY6LCMRezF3Q0WlMOkjCsuq89",
-	"40IjwMePr19ISARKzTFNXQXnWWI4RVEuRLAip1WFzAwmhI2rJn2th9ATDLmawNS4gyUK6tD/kkQpQkhH",
-	"JiqLMiAsY04eSLvg4Qy0wl77VfpzuxaTE7ZiqQJjfnkr+PAovB18Fg7dnk+xkgJ8lYhgPY3NRR47V+bs",
-	"yEa6EcZQgJzwKXNPpEdIVJ5HgDAggUlNQSCIUhVM1nbINfeeqYi128VHu8HBQdDbf3SIvb19EvT6h48f",
-	"9XD/8bD/CEePw4d4u1i760217LSaUwbu3UHyZV4O1QZzQ1Zi+SDbYhS4JTW847Zt955s44UDb6VVWILI",
-	"fYGjtbAoSfn1wGACzuRK+a940rORgzZ7iZZD8ibNpWv1O3NzmxCBmt+aFlvr6VFrMUy3kUroFHezZ+by",
-	"tiFhZGoKEXaBIUwpC/k0S/wVKKNsa41Cac1dornAHHERrH2Dl90VLwfzE3YB7ldAIpgVdFPKZH57bu+u",
-	"F+P57bdzAf31qGIRrs/M7HVyH5Wuy8+18VT9PuHPXC9ecSjNlEOw8hkIsvCcVmZEOnsPjw/7u/Dx/Plx",
-	"dkpawkIQcWnfYhT2ClHY0zZhpcY15r3l0A+z/xt2YYEEXZc7fatyB1IRodbdA0+QffYe1iK3YpkF0OfA",
-	"sOKMCwS+UatZxK4G1ZslBtEWvr5MYX/3ADAspinzTxRMFMiUiBBDF6FEwEo1zdM1T72lobfG9WiUhcrX",
-	"eQcckyhaY+yVd4p6a6f5Ea3vw3HsIXKh53PDLd4FFotemxfclxpcRRetVACrALSBzjJ0zukdco+Ft/sk",
-	"uBgLnrLwOY94Raa9x7085xmcfvfsBCZ4NZ/LtO/+V6UYBPUHPYZQ8MTodhGRCtSUF4lEpXFknX73bH7q",
-	"kftf9ePaSyorI5ResjQG27BIrvmyBO8XruvR0evT9+/87euGv8EJVtf/FRExxjV4oeb554ISNo7wBZ+y",
-	"W3b9mKzRcV1+rWhV6sY+UAkps5rgMUR8isIE2po/9Nc131Lp4e8E+gukqWzJj3z4EiotHHuG394SGc3L",
-	"ieJwVxxc5aHUYApfk49yw2nuiNOs5b/d8JXP4iu3v8P+irjIGTYXphKRMLT2h16bPAYy5xextvcDCX6V",
-	"4e07153199zofnpvNpgd3RIdXW/q2NcBS1j1XltVGNp79gy7oGv8Of0tU55/gqB4kmPYulqoUe4+15G4",
-	"uP/5DBF2b/UwockYmGaQoamA468XnVZcgHw5jGreA1TC3nbab2eo7g0K7QXB/btA5hHjKzD0HZTuH0Tt",
-	"hY95vnenTpBlF6qgamavafjIFIyV0D0z2eg9eIFReoUefBAY0zT24OVVEKWSXtpSL4JsaVFWKjb7QEMk",
-	"X7WWXk54uZuq9Z63XN5QL2NFqYzCeLH7aG2awAkdT0w0360NwwPyZIR71dbZX1Ma4HM+Vz8jR0b38w8k",
-	"SrH6dy2HV8jx7M22spGUfWtR8inK8j1faayKIKe9w8cPw0eHvf3H4aPe433ysLeP/Se9wyePDx492R/1",
-	"9/cPbhfklKGN28HcRstAWQL/erlVSsT5DQVMFST3hXP2LZNGU/i9Glu/FuRrTL2aw/D2CcXm993CTd+b",
-	"Irl4+C3XkO5HdZzDjLZCRGsMzYVcuwmgOyRKRQgJkdJzlfC4AJMMI2+1ZUKpTP4QnBIRgv72Yu2EikWR",
-	"r5uOR0+aFfxpi5o3EoinZvtnwQTDNMoTvC7HE01o8nq9l8W1xNL8Tb6dZOXCCoDXkUMa4k36zu4E4e4/",
-	"feKXQ9n1CvT9PeBmg4pChv0tY/8N77ht230+IYlqLFSkQEVZlQu1HJwb2IXcJjrX7sTOUycol8qXCY34",
-	"eM6+uX1m8mwBK9IXLhZPKSbPZ/LmAHXtcRXMsYHjcmew/tYzLKpQ7RLrAKvmlDfmU3e9f/iQWasLL8AF",
-	"DTDzqbi2Vm4BZfkXLhHZ7Bh6uznCCdRiK8O0Gne8AiPzPPjc/LC4Et+ULvI98G2ImK8FrP9SS1i/HIee",
-	"MjMOhrXSyWdzVgdc5zUwvSy0PRfqhqIy8T/EiLOxBMVrTLr0rrq064UFeQXCXHfOi6d4HX7fbYLyhRpK",
-	"8kMqggmRevc/UjX54UM1/Vv9Z32+c5lkWFoDna6S24SduqWZ7vmEXuXWrgXz/ZnCJTHfZqvvvozgTAdo",
-	"MyxOc/xvgApJXLt6ky1x4Zx9GFYTq6pkxz9OiGWCaX6RcgT+yzyf5NkFZYbXaI5dfP08TyduOHkiyEz/",
-	"8cEkjXxORKg/nVMVof7juZMr5u/sukFze5zad2ASYjIDkiRIRGWcVj3lX1nem92yx65w1TxwKg/ULbC5",
-	"wouU9UzCh0zE3uCfuFHg3bHX4UOUChKVzNV1nA+lkc8oG6cRqbhoyn655Rxrx9oZ0vwg8JLi9PPfQaxh",
-	"Zc6BYdH2nIszW1rijfamQ55GS4QuYWrTjo3mcf02aQsXsbnZyNBvHFub8hWU6KEtqoFbUsM7btt270tP",
-	"nj/wVuqGJYjcFzjaCosXJCZjPCVs3FSJ4iEPZ3aWmoryBEm4VocIx2u1F3q3L1n4FjMHUd1OZ4oItUa3",
-	"RYt3cYyltczt3ivDrrzNyoOsk2arwrBwmZtsSC5nmKWHMhUGGVcTm7p/qYwAjrmogRx6Wc+L1uaugcc/",
-	"2DmWUf8tYXSEUsHrF5krzCatkjSsLiI5RoaCKAxPVJXp5DyyIR2NYEpseguTRq778fz51udmEEjjmIhZ",
-	"HRicuaaaDfB1tm9zmq3Y/gJ+lUFbnmceSl75+IpNrEKqhsSkwde2MMF5JF2/EgcyJWaQoMgqH3gu4eVw",
-	"Zm4hE6ImC1Uz8BLFDNxJzLR27jK2eYBxomaaFiVQFkRpaD2sC/q5rQ1xY5bLUhK+T0XRjNt12yluE9br",
-	"batXrNmtVKFi3Z6LhT3W7l+qmHGLvrZAx7odixIja/Z0lUfW7GXKlqzZpyhtctuOc3VQ1h0Eb7bzFvvM",
-	"1WpZs68pI7Nun6ySypr9SmVX1uxZrgJzq66u2s26fSsq2NxyCFvuZs3OWXGf23WbqwS07hC20M6tet2S",
-	"g7o6RGv2ysos3a7bXA2mzxjidjueLwy1VucF8b8pNvWVFZta0MuyK5bb5A9ejuou5fmtCAYvMuveoFOu",
-	"lwG3bACstxPFFYlOVm/H/P78uj2ZFqe1N1aacKHvwmRV+3wpBBdrqs9az9dmrrZ3rE7MOOvtXV2BQKkJ",
-	"seLFEGbzVNizU2QKpoKzsYkBnJrLMw4hBzLkqQKqVqVwq22GlA2Q/f5+fQPErrsKcsZ3Il8rjGuZW8s3",
-	"Aqb4GpNT87zWJDX3bXZF/8imgDZRJURNZP6DvUo8Lj5HVCrzwDj2XMZoqg0axhkNiKlkVVFRMLP1qtdr",
-	"rwtWFIszy7x2cV6Wid20n9gPcUXBN29lUszzfOgLTNSRy8nt2SsSzgL0TOCMCSyZlj0e+RH/tOCWN776",
-	"n9dJinmPNq4DwzXGrkW12r7PpUfsVKoVmAZdTXH+L/6Wu4GqfcouP7ke+4GrF1mFl6WDvAWG5udVH1Uz",
-	"yrpTTF3EjiYx16k125X3S187Ikd4dX323M8L7rjj1IANZo3/7Hjr628JM0B/cynh7+m6+v6PqSGfbRkR",
-	"WuK6zZbU8I7btt17usxdOPA2XmCWIXJf4GgrLL4jMZow7eZDj4wD4hiIsd5hOqGRLVNkfRcKPp4/txWa",
-	"IooShqimiAzyDNTGNnM5qJspv3Js4hWHaG9TalcWLnKRf8694IQL9aLBZc4lHL+v9OHzkmlpj6vyi18v",
-	"tHKUvZeAubvEWvia6tg0h9frlcn7JvG2Id1jjjTaJmGa3nPrNnxPGtfiobdazbgPnWsOI9oKjbc8xMae",
-	"vhvJFfMQt+G8VDlzFJGxCRtJhxGVEwwhZSEKW6cw80lFUzIzybgklQqZOhown8q3dojvaRgi8/UgNtJo",
-	"bN7DAR9B0egkivgUQ9+DEY2iLFBsOqHBBC9R6J4DZqtvwoTIqgKURA8hn6dS8VhD6xQ185XVb2Bs47dE",
-	"BRPNiHmqVjVcpyr+Km9L6fub3xNe+7Tiy3qCwlQQtSKkTAWTTKmJqcoecFI14akCAhMiQghs8eQb4/wx",
-	"4IzHs+p3o3lGNizyPnuA2+Nt8F+eCJQvi95HR2eKsJCI0K81sSaCV0hUKvD9JQpBXRDKqmfYxjNKkiSa",
-	"zT2+buJduF3VyoxZmoNUPs5eDN4rjZP1quI3N70I15A6TSN8xnnUMlCJNPp8OOWDfA6QFtlbNYtZ4JSr",
-	"Gp0jiX/gNMBrB4uoVD+4hxnnxFo7NZgFF8P8CnxBMgxpRNUMuBhK4CyrcFz3CThPWSg/oPieRKOaMdAK",
-	"SXzKo5XoNOJCS1xD1kZiyeuLx910Sp+Vgq1YXYk9znOwamlTeaQVKLOMH6XTWgSwt1IKlsG6gs+tIuql",
-	"x0CLKFbHitG6S5OZe+5UfYG7116gpLw0YdN/eeWnton+Xmgy/gLv+Tbay2eI5OoaoX9XWkklCDbaxkbb",
-	"2Ggb7dQ2GnQfZvpMy9xDDe+4bdst8pA0eKtjgh4vCTVkbeOzKAOZYEBHNLA8AbpGhBPz6YGEGCNE4AKI",
-	"Y2g23ntr7WykLua8btWrUmIW1/Po6K1ey6qqVy3wKl3QKDozh3A/CQ9ymC6ymoWF1GU0BcybvV28Uzy8",
-	"/ySlLcfktUyJbwplG5YZ8+TRWgFyb1BoLwju8fKxEjHafO82D6X7B1Hb4XPPuPMVYMx94klrYeHeUjfi",
-	"8k0o2lS2YyQChjwdT1T2xmOYziCZEInQJSLmYmv9glC3udn9am5y5YQnL7I3VVH0ftQ5+un6tZxlPT79",
-	"7K3yk5iDUCbfC2GMKxiiO5dr/JcFtixXbnq8tzcMyHCvt98ne72He/vYC3YfPuph/8nukwMSPjp8snfb",
-	"yk1zvpQVAfAlQK1C72+pINPt/Pn3r37fHnuN3Ph5DVz8wqjVlFbqELdFYqLBnbZpm/elJxUH3Fa94F70",
-	"I3f6rYSBoOEHLmnGb5uoTsCjNGZ1U8/x6a2yzfGpLa6uZ6ra5xsnxd5nojLEEUkjPQWy3sezTlWqK5eW",
-	"bPcxyDRJzJNUJ9akZ+oEkCjyjc5hX/Pb34Ao82TVnBZLY5NDQfROXpo5ei9emu/tnCh7L92/b/9i6kn0",
-	"Xp12vA4Ne69fmBue3uvzjtf5K+n9+UPH61zw3j+fmgwVvQ9v9L+q90x/Fmnv9KPJq9E7/17/K3rn+vtL",
-	"2vvhXcfr/DrpPXf/nv9or0w0mAodJ1vYkjw2WbWfmWfKzRUL13OATfyxDSdg8288kO6rLOyBM7Svk/WH",
-	"sUCiUCrwTUg7ZWOb/3vAIpS6PbFlFX5JSZQV287HJUHAU6bsxJVhnHfwKme9hNJ6Je8scldfAVIGJIpK",
-	"MSSapquvJFfoFeUskvlsJybLOWEB1lSZZEyiqMisvn7/8nFV3L2Wj6YUwmINKosPJEkiaq9Aa7CUz3lA",
-	"MbfW+VNaBcXrIHSTZ7REbI0W579DeoO1ye2reky0ocsNXS7SZUNGwgLxt0RBLK2q+X23cNP3ZCotH34b",
-	"rYUFuNwjUFoLESOS7sCgaK+1UNNOMNuom/ltGTSLADHvj03IMv3VAI4qmd3PKy1EK1KlMZXlNF6U01oW",
-	"6EHcAK4lkEBwKY38NmPK6mL+UX7INQCh8nyvqxZhW0DXRH4nJEC5VTXvAi66ReQTePl+V+OlO457odW5",
-	"828ztebq3drpwBZ0VDZv9s+ptVtHGaW7X/W2pEtoZZRqjc9mnK4hb5ia2oYmNZjtkVXUrLo1Mgyi2n2u",
-	"0bLqF8tEKn8xbGXFL2//UvmLZT1Vv1hmVPmLYU9Vv1iGVfWLZWFVv1imVvmLYXNVv1jGV5n9y7DCyl8M",
-	"c6z6xbLLql8sA13xy/mPN2u9rZMA15OSe0yxLkFl9lBTlMWFmeIa+rm52FNGTzc/uMjo6+aWGb3VaWnp",
-	"78aWOT3e2DKnz5tbZvR6Y8ucfm9smdPzzSVkM/q+uWVG7zfXZc3o/8aWOT+4uWXGH25smfOLG1vm/KNO",
-	"S8tP1isP237+8pYkjfm/YpIUnCIgUcRTJdcPirb9KjQ9Uw5D4JhyJt0rrhEXelqZP+fKurtYWc3STH2c",
-	"rfoFtO0IdZ57BJyLkDKiqhTTVzSwEO5JVEqrx2PkY0GSCQ2g1LPW669WxJWUX2vUXMUt3xDFJNF/rX5g",
-	"Z16EJkRNKuOFmT4hRS/xRa1An6IgtdMU3XPORGCoT8h8Z5KJ3jbBg0uU/owEF2PzzOZ1VmuqjgcxiYic",
-	"1HY3zszUt5tKkUDRgET14AYmERK46j95eLd5SluYhlShbB7CK7yeXufqbRopmkS0ytP8IxdRCH/89/+R",
-	"vymO89bHwLiI3U6v4ClMTeMZ/Nd/QmlQ+Ee4OgtIRMQ5PwnDmk7acpflZb0fjSQqMBniXc2fbF0BycLR",
-	"aswyu5O9z/K9X+m9z+b2Plt/77N72Hsdb3cll6imgXlWf90rtupHbY6EV5PnShYxH1Xk+OI8Vs+f8wJu",
-	"LYC7JF9XaAdNXpBVKwhf4LVKO1QM55H+hrSM9e4Av3Z14hZJEb5yReAWO94I5o1g3gjmuxHMDd0UO6nf",
-	"ksuEtyRpbp8t2uQ93YAXh9vGmyMHh3sAQmshYEuZNadz2/GhGxIazTyYIl5EM/NqHLLibA/kVn4vXNRT",
-	"c499uN6tQlf1akHP1i0N83/hcuEsKFhn7+HxYX83z4otFYmTSiXrzkJDS2q75DFmAJC39SzgVULF3exx",
-	"vkJnPcy1q3+f9axjMCSCjwVKec6fu8NbUdeNjOcXsna+G1N48LoDMQ3u+kRUZfKt6kwDJwKlg6HNuvVC",
-	"k4F/bL1QqGAs+LSedbRak02+E6Qy4ZEL7sOrBAVFFiCMdUtbjPkG1lGpGlmAu77FzJVn7i2S5xIuOxSY",
-	"Q8ybYvYcML+ql3FLXOrzuM8trKBlJvJ3xBxuAa+MxO+EKL92QmtKHS4ouV26ULP7bdlm78sMmDvsFivC",
-	"92IOFJjQYkgUbL0ZQWsiZ7M5gI+A5MZCZgxckijFeTtAVhoC+TgfHT9e9qsbmZ3vqVI/NtPV4Njzs2X9",
-	"qkDZNAxPWAmEBfyM2ie9XA8lcEFdzlkgMKaXyFyyrvUrV4liQ6u0bsqkEqm5GFjUvQsBdMc3rauEarbc",
-	"m8RdflLfUonI0lndnev8LiHdkKidO8yWcNV8TU3vuXUbvicVY/HQ2yha52BybwBpKzSKR3vN5XEyU0BA",
-	"RLjd+QrrI1NpUyW/Hr3j6v2UrUyWTcQYT4Ra51Vp/eZqgvEK1eoURygkKA4EznUz6Po7l7s7povc+U2L",
-	"h0/+VhGBZXNo6QPJn0J8nvtrSsPaO69jeleAvAyBxUu+HJTFSkrHcZMwLL1bbTDwpUwF8G1Xqt4QzN8R",
-	"wTSkSs0TZeuEZeO7bt+W70mFXDr4dmtN96FEzmNFe+Fxnnn7mxSgxiu/3VxaIXstaOpoZ1eJSzHrmQyA",
-	"LnN5SgSSyKQn0XJborjEEIiEQWfQ2bprPdNAIHtmu/LWVesQcsKnzFXEIhkAV2xyxAUMI8IuLIQldAmM",
-	"cGp35r6akEs0MtG77R4/IzNJse0V4q6O0DIoeg9qnsXSryofz63Qb60Z2nL4jQrvHMPax5qb33cLN32v",
-	"akv58Fsup+9Pcckxo5UQsaG9zzkboUCX06sZyWBngiCfavvLJ0ek9T0CVJ6lSVWw+rlI0agPBBRPekpv",
-	"cix4mpiEMvbikClCmQSuJnMQkMdgsKywsZ2GxWOqsmvGZRF0gRVlZs5M9hagITJFRxRdpvKQo1bWFAQT",
-	"wsaYJaZJiAomev5UIlBl7suQhMBHUAKz2dZfuV46YSFIxQUZV19cfoZw09txR1GA+UaRtoi4jWo1y7j7",
-	"dek2GzT/htC8KT2miqLaKqbuCwatBcB96XUrkOKr0GXuRcerwpgWQ+cNH/PG5aRCEkPEx3wbXmsGH5Mx",
-	"ahYsISbiwsiGiAt5BMOIBBdwgZhAyizrDj0YRikCT1VEGXoDJjCERNCYiJkHY4HIQGLAWUjEbBvO9Vx2",
-	"PAh4jCbovXv6dHvb+07/55n+z8nT7e0t30YfaUk9MJMxNM6rn/oe7P58rAXWJQoFisPj3pAqOP3umREI",
-	"samf7Zae0CuMZBbIpHiEJtMrDAkLB6xLmKI9ElEiMQQMxyghoghDVFO9cDeIETOpMI/ptPy069+6dcLw",
-	"L3xDHHBWPV7+vFg3KQntz7k9qnUflK1odYGSG2jkPtTJuyQTaIBKoBEigc+kkW/99vjbJKZmFbaMYtsn",
-	"a5vfdws3fb/KaenwW6543aNCmmFGOyHCh81ZcHyIZ3YJbdruWb6QNRKZ/jghCggINBkm7KWj9IxknOqf",
-	"bOZqLhAkmUkj9fKnBRUPALEaDjFhdIRSvXZpsYsBba7U+emB8ekxkKFEpvKEQMT16tp71SGaFBnSgNHc",
-	"C2/NwbXTP3j5+OHLZwcvH+4dHjx69qTK1WK1F/kMJ5RVBDGd2Z9BUq1Y5At/kMEALlGYlwhDDEiMEKYI",
-	"0wmNdFsq5zcVAmHGaXUMfeukClIhkJUdU0WSEN1Fr/FmYC7OI28BBUXGWLH9E2A4RbFyvgmREHFiMpVo",
-	"dKFRBHJKtY6mOBBlIRZMMEwj916CzO13hYaQbb4K0U9REcow/MFC/ha52rMzs0+TxSUKEGZQWR+lf5yg",
-	"8T8acLiCMwUumLfR5syrnY5DrahO5jOyC4yQSOz1H27v9qsOaZhGF7e1Fp6l0cUram+IltHJLfyBBD0H",
-	"jKgJTTDReu4nufNbgQOfdnQzf8tou05LdhoyHw3YXHpj6+w0lca24cTSs/XvZtAyBGU0Z82DRia+w3hb",
-	"YxKijQI0BusSIgScKWTqe5eraYFwvz/p7R0cAr80h1Teo2QkkROu7D6PTJ0gbd2AP0j7/YdBQtTE/IVg",
-	"v5ATYoYaufSJEdqfBwPmD1iCwnzngbQFAIYzk+LKsinfTOJnnTPu8fbk3etXL8/Ot/8qOdvaBn0KksQ4",
-	"YBb4Y81blPtSk9kEzHOxmUPYYwjpyPiC3DZcAIreS3FQAza276WKxjk4C8Sz2zt6MtoL+sHhMDwIdsM+",
-	"9kd7uBs8Hu0PH5GH4R7ujvrkyfBx8Cg8xIPRPnk43DPtnowek0fDw+BAkw5R2njoHHX+zQ36U7/3hPRG",
-	"P/92uP/pH6qQuljsPDVUcK3S6HrYk96rn3/bPaweNi9ndKIqaZfNEeyUyFIBJMpMAagsxkg8yMRf9+P5",
-	"860sqmdZ+hjyoZGpoITlsNaUXTA+XcjbRBT2FI2x1uuwMe8tf8ljraolauZY3Sevc1nwxGUqN8nXXAvP",
-	"mOYlAvcNL7eXJKVT0Lxou9/fPnz4ZO/w4Y18u3SaxWJydjd/LPME7GWctgbL/0wFd+HJJE5RaiISUkF3",
-	"OAMaJ1woMGVb6qcaXJRKLVWKz5DI5pLgMMCESh4idE3Ksh4JFCQoKA+3TCYcptUm6AqejifRDCS96k0R",
-	"L0AQdoFaf2Ahn2614MoeWXhO4xuy0Kwk6BoErHkU0Ry5Onj+48fXLzKZYdtloD022VS4gaT0LJfhOeDr",
-	"ZVgx9cca39+KpDVvyQyGLi6yThxode7i2+evsblqLCHYVDUngfJNPdSlX15aqPql170ZoEsCY4gj7tZs",
-	"1mfkyYhGkVX/CnZaNXPDbrWF/BrFyRc4PoeJN/nb7Oob9FvfFQ/5qkInNuzmDtnNWpDf8IgGeURD3reC",
-	"B7VKq2p0t+3a6j253ucOur3q9H043AssaCUcJjx54bbTQAn+m9LMs2d4Lojms8tgeCF4kphovjC11Rcn",
-	"CMN0BsmESKx2zwVE4ZjbOpAV09kfb3oc5HgsRGSIUV2VNeCyYtAPggYIlAFlPWPFBwJDqupWKh4LGn7g",
-	"kmbZxUkUvR91jn66/ky+K/f69POionbKp8a1F/AojfXKcsDq6RZf9dokPFrhYlxljXXDaxSIAr3oGhnV",
-	"GU5f36L53m1eCZvTKqHLAnIsQH4BU7NtlZZcXs6NQtaR3LeTxucL0/FaauOGTjd0WpNOLyh7PhE8Jo1F",
-	"epmYJW2cSDWLEC6JoIQpm2lOXlDWloQw9ppjSCRCYCBiw9CMr+eCMvdo1lyRSiBJgiwEkm/HyFFXEIEA",
-	"w2lEWW1/3iiNolNkoX1zUKushwY5hj/QEHndPlOigrp1Qz7DXpuPjyptLV/C4vrrI2mTEYk34uk3HnS3",
-	"QcL6SNiUMT2H6G2xnvJFNb7r9m35vlwJiwffSjN6Dir3B5I2w+MNXmKDlw1pMhYkRDAvDXNJ5EHKIh7Y",
-	"+wQ10RIna2hjtoJZq7LsrUg1YrzNWXqRSANSwnTC5XyOFVdivFZlWj3Ga4VxxT165vxWmY5nGm/DDyRK",
-	"UQJlQZSGCP7Ll7+k1Jpy+fnqIY+Ofnj1F98D/+johNHYJHW3H19RRuUEhf10xlMWvhyNMFDSfnMuCJPW",
-	"vsr7/DONouc8ZSrrds6TV4KM7YfXTCYYqBMW6nb+sVYnbRJmCTGZGeWTiJqXG+vL6M8Qu8UJLKUbW1vY",
-	"GtA3epV3e+r6xlXBDSF9i4TUoPqW02rbRHPTe27dhu9RYS0feqv1s/tSV3OMaCU0Er2YppwnUo9eVHW2",
-	"2tz22i72wiFeGfGgJ3nuGh0dPedMC9qURCb2IdMUm69vfBchfKM0itZYgW5u5J8NdFinWLI5ivp4rGG8",
-	"EpHvPqGuRZy7yKhbR6yWfOyrM+PmR1MN9vmSrw68KymuSY9lNdF9gULqXwfZru0NbTd9rpC8GxK9BYk2",
-	"pSZmHKBNOkCTe23VRpv0zb1nzvB1fgM931dZ2ULOQapGGMBapF0a/fobmhus2Dmmd48n+o37eb6+w2+S",
-	"ebXOiZEvqvFdt2/L9+XHuEmdah9U7g8k7YbHPSJI63HjvtCitVAwgujc2iSr1YNV3y+/1lmcYGFrJtJT",
-	"q1kyIQHCH//9f0DX3Wxe4Mx8ntcSytURKpfdFIsvAaYlZ2Usz8Z8IsZmPM7T78oYFQ0kCHSpKYEq87g8",
-	"ty39r1NtV1zgKyQqFRiuE6l6ZzFVFSu4SZMzJ9+kQ+wWh/+ta/hfM540xBNzNGwTQ2xyr63a6D3pbeVD",
-	"bqPGksPiXgDRVijMc3QNBTZzj0qq4WH9zTc99SiBZr7pMhiWOfRvS26P5RJIPy/LHvtuWk0QUrcpICYH",
-	"j30TYDL2BJwpQQJVrp0118MkoKLqyORS+vPZ+3c2WsW9bHexNeG2AZ2IKjKiDSWPUoXw8fSN8WMxl1GX",
-	"C7ikIXJwicViDCmBCZfq2ETCDDG/iCkee0+USuTRzo5pvH1JIi4IUz2S0O2Axzv2NY7cOXyIh8He8LC3",
-	"Tx5j7/Hhk6D3MNwPevjw8cODg729w4PH+ztOKNCAs+3EqDW5uykVtM6dwu0yqmlsdsnwyhmGtsEXlKvn",
-	"EUWm3Mj+Tum7ZymNQh+IQLBZeqXJHuZnb+bFYteFH1z/ERcQmC9knsFANwzg5MPr7QEziC+BZCGPIQ3N",
-	"2yY3GnR5FILAgIswq73GwUc2pgyzuSGfY8BMiqcts+zFmMuqxNq3zPRGo/AFURXK7LM8wxSUk1Ydgf+v",
-	"//qv/9p7+7b34oXv8mTkyRXyZArz2LfX39vt7e729vbO+/0j8///beVyfliVWupdGqOggct9ZUlar41k",
-	"UJmbc7cy/+AcuCuVuvk8YQtJJIoyHQ4DDCJmXaC7ewhpkqAIiESY4BUJMaAxiSCkY6rkzWkjb5N6rIym",
-	"lVuqRvRrUKUnJzRJKBv3dp/0VmXk8joLJFbBwzS5aVBVLXX7+iFXosGqQV2HymEvq7b8WTnH8kxjpeRj",
-	"ZexdRLWVp7DiHKtAsQzxMgVXCWXXsyGNtJSCrA0aiFvOy0tk6haixdcD+/bKqJywbscKdB9QD3w0l8+P",
-	"8WkmkggLvfyifcBcuk+b606avIgwEjxeyN9pcrVQBd0sS55uuBMRhVL5W55prb96IAdMpnFMxOwYMJJ6",
-	"uXQ08rVB62t561fJBN3kRkgsSuv5Idwd/g1et+uw5AUdjUxcb3VK0IAoEvGxdEWXsmoAjMTWNlcTpMLm",
-	"ubTqlwGT79lgmQmfavY7A6MlwhS1kNe6mgcCY37p8sW6YY+L2UxvxvMCSwIhwpECnqpK/54+u5Us6W0m",
-	"AIrkRvNHXMmU3HnWgd+Za7pIFOVVFQN65VNbopRSWqMeM46IOcrR0zWYL/PuOXHBgA26V3GGH41625iv",
-	"yr1lz6O3NKuSHsgJT2wVYVP74aI67e8t47FesjTOXuDINJgYZ1gpUL8I0voeyeXMr8TAEEckjdTZBWUf",
-	"V9W2b4WP9IJG0Zk5hDXWIcu5YmplOMizyyxbhfljCWcqOXZFmFbxhwhDno4nqlbyAoMJtY1+i7v6iKos",
-	"/3TVsdllnmlMrL//H0udrgGBtTojzLI41Nj1muFii4i56IlcwIf5ILHy1ktYkAF+NYNo0p+9Bo9oUdTn",
-	"18Nl1nKl3zM7Mb7LNnKUFU7VDVO5W6bSkPlVMK2WGGB2QY3utl1bvacLkLmDbqPvv4DG/YCi3XAwulrD",
-	"eoRJY5QrEzbJkYQuZSFeQT+rE2Ie9dqXsYQFuGWUDPc8v2sjZHdN/TxnD2cJktZOjO4WcEcZIVy6/nOK",
-	"YsXrByKompnH3qVkuI6/F5bW1/F8bN1XI9e9Tvz8FyPrlIn2OlMSRQlJauYZqpUiuPRQZBEPFgV2Mfu8",
-	"rM6w8dr3IvNa0FdOrvdvMtya4FeIsa+H5tdPvyDv7C32hr5vR9+N6qQlS6pdSkjju27flu9VI7/GhG4f",
-	"VO4PJC2HR+69aCB9eCjXdI6cZD1WeEbMhSKhcS/kU9aTdDxRpgpgymSaJKYMXC0PEaHiWSqkWnd5c92u",
-	"8d7EXKrMkVVvQZF6RQWeV1bFsFvPinFGpk60QhhRUe/NMonU2YSrcbqur+pkoeM1O2ac9aRtW2/HIYnJ",
-	"GE8JG2N9heBF0amKrDT+J+c0Rlc+tObbv5GN4V0OqquApQb6Wx7iNfmjpCIsJCIEkioeE0WD+kelG55W",
-	"BiCd8pSFEhIUrvJ7zeTWpsDaszSKUJ0EQSpIUOHYPksEkvAYIj5FoQkq5gKBmPYKa84UkzH5lTI8o79i",
-	"TcgLjDgJ1z8xkbKzBDF8m0aKJhG1GtmiBhgRE4qguDUlYn6JMTIFUnetuSmH0x9QA9De2y/NtFtJATUG",
-	"1xrdB2SoBFGVN+nVFw4/znd7YbVEW7XmLYY0jf2bS73mmLZwcJXArSCtqsOrxrZKIC5vvqDDEpXNc0av",
-	"ECnLXG2Rqy+wmJ+r/OUSg1TbUWeBMQv0AXyUKE7GWHXO77iphYyBQHXkyidro8IHDViUCuJUqqx2/8wa",
-	"tyY8yeXbMzgyjAi7GDBfT9QzM/me7kOiaAb+SZJo0yALJoLuP348fbPlb8OPjv9zZgMgCZOOVvf7fRvt",
-	"QvUiJ0hsNmAXzFBMU6AESeg/46zzSYOAspHJ+qatDxKYXbuerihsx+ukIioFzY6pmqRDEyjrmmT/Lpv8",
-	"p0jCHmfRrPRUxdzvmbgihSQGPSsNSARywrlCAX/8/j/zSyBt8tuQl+yGUFu2A2bgmTkOCr+AB8M0DClK",
-	"D2KSOL9AQKKIp6azKeYiPdCiBRW17IGikN6AJba0ulmeZ6Ob7NCGF+pFEWkjlykr1dn1IInSxZqehIUD",
-	"VgQw/fH733yQHLTW4uKhAxJMUMIIVTABA6BpKeAHhqimiGwuslduD9iA/elPzznTi9Pf/OlP5it4aXDR",
-	"LE6mQYBSwpCHMxMO9dvAKYODzpFWJT0YGKVQf/zj97998o8dKqMQXGT9BgwWutqavFojtVV49Timi/mx",
-	"Y3+OUUoyzur0dj752QmC+8WWHjd7VRogBrCcmek0KXng26hs8xdPkJGEbs9IHM198Vdp8yTuTJBEavKr",
-	"+VvLsNmvdko9ihI0kP62hY6ewT6fMsFTzseUkDHKB9AdYsSnW57L0mq2JU0U1Pfnb9/YVtsa0Ce2tyNn",
-	"JQiNDG+OiJy4znkDTa3UOppA8FRlLogsutz37K5DHugP4O/Y05c7/pZ1T2kKxxD8h/1deGuitz6giInW",
-	"iaKZb1fhv+GBTRtpI+1gfgHGKaZX58EvqT7lC0zU/EL+KXeWhdh78dLf2gbN6dxoIQ/SOKeFRPAhyqMC",
-	"8Du+ZUH72wUeVvDEgAgxKzNAqOR/BiArWOBxvqdVLPBP4Gdb8UFihIGSprELQtt9DLmZkJfJ7rraeyRG",
-	"ZWoOI0tj99JOLydCpZlSYALlcxkcYi9EF0QfBJio4slDRKX+pAllyzOl60gU+cBZFm2nRzX4IG3ROgMz",
-	"uxwgencBHpvcrIVRYx9LuJ0ukZSe0RCsOey8T2AKBcKJ9XeaVxy6kfWY5sGX7phyiBTZkQyfthGbnoXH",
-	"lEq0PZH1Pp5tm+N6bt1WvTc56M3zYQsLO6Tx5jp+RNnRwrz6hPJJdTM97ISb1wNspg9PC1K9ifIyfLME",
-	"355fNrjKhjE/2q+HM20rac42U7g1jyZPzdF03cG4U9k6Kp9J4TG272C6funW4gi0Hp+Rq2ExCw7luaLs",
-	"9kig6885Rv0tL8Od4gWFfUejYX+cnaxAqcnVFvaPydx+/T9+/9uJ3ktW3KHrmwdHvhZWxv291+/nI1go",
-	"/EuKgmpitrvNgKCxCRS5QAn+L75miTSYwAViYtdoQ0uJYycxUVqQ6TXOczcjqP/pl6dOSG+X/J5HAkOz",
-	"ac2nDVTlwjxGIEoe5/zMRLibfejpoeu6PU1TGnqloX1XJ3w465namo7O9HbyqY5zRkkZwzBrM+RqYiul",
-	"5NxAgtVmhujq8ZA4JuK4xHyskBhyrXNARC/MuAZrjajpvjwnY+nBw/6+V6KUnGPn9xYWmFTzCMaZUYe0",
-	"/WAP6qOtY+4alVan56ZjZur4d02y8exFjkQWAl4pQXKmZYg1w4D3RkGTT23vfzch03ayZ/OQczxWsx1N",
-	"QwRiEumVYQimWZdxBY97++b/dvdgglfudYdn4KD55pYFSqjFhBtlilHUK4+jitdMWaxwyNGWQ5qQSyyJ",
-	"F0uHJCMDw/0MAUZTrVskAiUydWzbFaHNloVaQZTHiAO80FxuqV4ocbPgleXmY1RZZDl0MyvezWDK4xqG",
-	"aW9fMno1vz7IcMgA3LJGs5dzdwnFNPVlQ9sizPnWjK7kWwPOPwKygiPFRFyg4e2VvMkEUpUKO2uWTvLd",
-	"cAERCS4MBOff7pknVnpUZ4D6g86g43u5+HEF2wXqf7Iy0VFUOqmcYxUSoazQ2qcAGv6B/tYIFsrA/0tP",
-	"H0ovewVmeAspnhW9frF1rFWqfHADwZhe6SmmvKwuZwv5ePrGAcs9CbSbP8rpRSvlyjFC+65QdyESeGKd",
-	"opY2LJ1rsksEaiNCoJSa+PyhydI9/pUm/paLsefyf7P3Jc2NHFmaf8WNFwLdARBkMtkp0GRjzBQlZU9u",
-	"nUmNyqxCZuGIcADeDLhD4Q4uJUuzPo3NXPsyf2Cm69ynumvu/SPql4y9xWPBxiB7UiUuF4mJ8N2ff/7e",
-	"87coA1dAcoIcQu/UpDaDnRQ/9yhUN0K74qViukVkoD2ChbdmIgBEIpG8HvfeWaN6bwFyEzHRcD8Qsnx/",
-	"evJNIi5tce6YmeZW4RBz+qdFfg77g/dPTVhxe79U9uOf96BYEgkvJyLBv8nlzqEPHjIPYc6A0bgqHwhG",
-	"Q3vL9wmxvsSTX+zv5TYtlEOJCM+ss4HsFiYjlmvL8LAeck1wFwQ6alRICBGiClzh4ncBgxCR6T7FgXHn",
-	"l1ONjIr0ZauXsAcISYDdIK/1AMELmw/5okYGfiavesBKPNt//uxoAPKVns0WHgACuBNYSLpogLEmcmRQ",
-	"RRm4uUx4UAhApEcahAOxcnHQllLQfh+gmkm7UAvYHsRZJ3IgIJgIHmTywqHL3cPCK0rpFeYcsTGuLdSu",
-	"E3OLrrleFRcyF52k14NfkkjsCydGCA0Med2hSHhJyvUggZDbANkoV6y5hKvBi1xJ58U+C5OEMzJXPdyJ",
-	"XqEuZK4z6UNDCGByxqJlEoE8LUmMhvbHhTU+ME2yXBpeaYnEi1p5QIjGxBw70uDMaYHIU8aavjizyJGU",
-	"N7w1E1UgV++tAHmTlvVCFTIP+2DHyNKWZISURcsMv+ua+2iEbTSVB4FQxzbP7SWxhXTCfvj4xgV2OKlO",
-	"RYKn8NX7j5+GJZgwNAKMIPw4F2i3dwLN9t4XegKs+N+RuKyu5hYEnASOBwumSzBMR3iF20dRJXn/4ez1",
-	"+3efEsDFca4nU8pdbq5JGoXrE9o8GBwKCf3jffLd6VkkALoiEer3l26OiLUSqF/1EeHFlJmZP/TCaM6u",
-	"56rHPM1QGOuMHo9pXX7kg61EzQfNlLcEHYPiQiEnM4Vx0b2mMqAQWx0Ica1AACmIUnWei9xKwHMgZszd",
-	"3Y3qsEtH2CiVkRAaGMbng2chwSPNTZkLldu5Khl9ErIjIougxiivXTdXaUnXeS7CwSAqIP+t+cJNhw2y",
-	"+i+XUvuvjwYuqA2WbhPtxBTux4XxOhfSlPJveVcHMBQdxBQ4Q9pMAhu/zkMQmFCa+ydc+t4nvkXQswqf",
-	"MrBJxDQQVMMOkezn6cBKzITP/s12jHy68HaiiMPeH0SDwQBaHV0HOIpE0usBDsGkVeFAKpgD2mhkhK7x",
-	"SoN9oKX4qHxx3TsZU6oNmA6MOTieCyGzDO68ckT7gwGrFGaIirWeenNV9KhmvdPDg6+wLyTbencwa1z3",
-	"oC3B9yPUEJI2ifXHQLTokDculCIfynkuUxQ3oGFtSDNtDWV71EVDQEmM7SFUsryMXTZQp8uUDSWR3AOd",
-	"/KEH+JH3Xi7GYwV8IJwvboZG2kUshubhMMwLewVQOZcOr9kZUXVhF5MpsG3w/bpCbNQO4anGCstkiSCS",
-	"EWYgz0eI6/VM4WPoyF4osX8wEEE9F9axduDZhwCRVjp8X9/b718RT38IFzZqIGC2qOr1U2nE/pH4r/ol",
-	"RkYQgnTqThw+268VlqRfsNDH0SEWP9x/RisDEjxds8by5dHlqrCtSK6ssxgXwbczoTwwqqixih3syhal",
-	"8qtCYGUmfppE4uO3r8RX+/sH0OivfxZH/f1uqSbCJwhrjEqRrUxz61SGAizQlp2pUuAxDFtRACe8bIGT",
-	"bIAU66A/yAmrr+bKznP1d38H+NlQ6iH0wRWXgKyyN/Wz/FikU1k45b9e+HHvRQJswx7RUmwC0AQhhOEu",
-	"sHWiUF5qo7JuxDpTrKhrQbDgNgUeklbzo8psGhuUKlYUx9xJqQUbaSOL625NCRvUyEEn+wuU/bz3i7ef",
-	"k9h01mrr69JHBGMAdg4XlBVZDW2Qw+5Ghb10Cq7c8PfeL8wTfg5jWP49mK8RrQUn3ohfSlhBY7LYlBqT",
-	"XcfC6pbRIHAQNpbraE2qEKh5WrGhLnHiwLYuFxBzidgT1IlRjcW1NDZUp5cVq41vVhpZkAfKwBbnau5Z",
-	"sAIcy1DZwtct6VrgPA1JVooNyGN7JI6h9iWAImn2gwwLAGvH3AoyKnbhnc4Uq7DDQ0KmZRIbvM85Q3NN",
-	"o2/sXCF8Clkqy+FfeItHsJyxqV4RRCeBs3MK40i6NcNVkIDpsSXC5xFSC5DomKAmYCgkIpE2EyoSm0t8",
-	"WwQhkaaUa3PuxEim58DX4NlCVhLIXNZ2DT8GQu/2oeSuE2xgFJvUzmZQrxLbwxVY09yS0O7tkPjR763z",
-	"AFdooQOXkzYYhQcbwcuF24jYYR+3GkoMXwxeDBI4DPjCmJAyOPlD71tbXMoiU1nvQ2G9pVUQztJrZ65T",
-	"ZZyqPVi+fX228lgJ5570Hn1bTPa4ktuDsp+jHa99XnvrxNcoVFE0nytrftXDnf3+oD+AyowpO8OdZ/1B",
-	"/xm5fk/xFXkP/jNRfr2JVxPqOE6C9ihx1mSDtfBX32hvSe9kUzr81Q5H/ECAvGODdezv4MDp0f11tjPc",
-	"+U757+1MfaAAdoHzxmkcDAabTHLKcntY8XO082xweHPhd9a/tZkea4UGY8/bdoAHhmo8u1WN2iv/zvCP",
-	"P9XiDOy8kQb59znN3MuJ2xn+cQfP6c5PUJORd+NmnjY0HQypfLeU8l+wc69YWEToiM3StTnHtPokakDn",
-	"a7foJY7k8W3SWeOGqziOrRtWXZU3bB3eR7xvYRsD/9PYRkI5nVojOsw1BIVpseso6lhsZhqZpXCeSZBh",
-	"xahi4AtPa7sOBPpuyaYhTnLf1TtmbFiR2Jnr9BzIx5QP1931JFTesWQ0IpKfk/DKOVEYOUXJIp2Kkb2K",
-	"SqjG14aIHl6qV57qaYLfecqXKl6sXYfattgEaUP74/JtaMmDt3zP1sx2hzEJNyWNQP0lJDYwl5G9wgW6",
-	"5LsX77pwpPq1B4WweYH5Xn482HykXlFNPlnV68pG68iqyF6jBYynd0MF6CWoTtqW/ye0u/xtj/zhrY/8",
-	"YZtelkDibwgr702dhhmQb40uzIjfADL08sAog6czhDda5ejLZ99VKOAnhWFsDD+c41sz2z/hKxgcJAOt",
-	"cwnWhJcvGrUS+JsrwUzFhiInboWwbtTkPFi0QMOjUtwsVxUxKDYtDykHz8P1WXONNspGADgZ6Q06C4Oy",
-	"ADe6i+DS5R4TWNZENFl3fHCUXkh8rNqMDK+9mv02sID+PreGjydU+BKogASIN4yqTm8LbGBxaivjX5Ob",
-	"CQ0otFlDeB6ui4lWex63hsLy45mt/bY2Zho+2MmCpLhZl27MKv8ZKchItIDTERsli1xX4vyG80FqZnen",
-	"w/FEw1+Whn+sa6b4EmlaVrQn5rrWayNhf0AdK2LdsG4hRDGCTRZCz5UasVLroQvkqGsmBVATWF4afakd",
-	"YVOOekw80eGjAWeBXvAwbgqaiZGoxUowjm3sun3xDhUaaDaz4XbdxmfT1Y3TskU1yvJGbDDforNZb0eq",
-	"NtL5lAJ+4/jWtY3H1aFN4OcEe0+8TcKV1tQNbLsVw7Ve3oU1q4rY0J04JK/ZuSocLoJkG1acFf6zvIvR",
-	"PGY7Rrwk3eidoOLbWjy/Frfjmb1F4ScY+g1hqK4gD8Ra05TfCEeZTTdfrKjoh3Nr8AisV+0Dv8em1gWU",
-	"75OXVm6N6v+zS46FseLVN++6rPp2sVl6M+iLd/iU+4/yQn7C3o+XDdSDUTme61IVLMl2dcMp+cam7jEq",
-	"dbRDCWDN280GEmB7841UcDAYlEY8+ISOXhBBLcE6axfYfvFR4ZN9ozDzRdqJsdS5O44N2o1qDINK1jq5",
-	"lZkYyVyaVBX8Qlr6HWjjvJLZhp3+Hidwt30u7Ei13rTXBj1E8xYKUH2hDMwc3ypqC18OPqw+yoZ7v7ip",
-	"PHh+tJkVOEEpUSRBne6uTSp6PXpBYdFSle8RaGJXGUAFUnBVuNvY4HnCXoPlC1pziQ55WaGhLBq1oZWa",
-	"t+HRqkvKr9gkvR5ZJtEoeosiTxrqPjbtmVttvED7S97HpbD2+Jgxhqs3yAVMaywxo6TcZwsa9LwJTjE0",
-	"/uATk2yxJrvBlmyqWEvIOjh6Ce4eV4/CZ9dzVeKQv54rWkEc66VkfyPmrCKRyPk812RTtmdTr3wv2G6U",
-	"MgLPrrzyz429jI0GJgufqCYLMges8Bb2pzakT0x8vQ821+n1MBhp9FyRil1jjdo9jo2TJhvZq0R0JI22",
-	"WKBEQiY5OBrAWpV12Q6psM6xFVPvo6InntBFbFL8bPFzIjr0Quh0MJNTsxEwx77bFwn6Byaiw8/oA/Hr",
-	"n8X+YRcN73AuyTA29kIVucQg8MRjZf8sU7S9QyYHqW+mCozVrI2QLlX0tmCLTBWiE0zEcjX2w9gkM/St",
-	"lIXfgy4KfohDs1Yy4JFsw6AM6kuzws7ngcE73D+iFTFkTxYbitVMVshkrIBOvKWpdodm8nVvkJS5NqA3",
-	"MvMRC9xPadD8gtYj5k9oDAHNkhEq+rbXbCR4+hNFoyUrP9y/zsFggPLmAMcam4SOQcm0Hh2Su/GG5ADH",
-	"TVF1mQzhtAEZig5Pu2ndRcW7G6D4LSDBKje6Kq/DTHYdA1B005D7wQdzToFZ+FmSau/U3W/J+5usvJux",
-	"n78avzjKBi/2X7w4TP8hO3r+lTwYKykH6fPnMhvsP5fPRuPD8f7oYDQYvTg4SLP959lRuv98NBgPBnLw",
-	"Yo3f7514W1qiz9HOweDoFqW/GCv8UmYf6Q5vzQu/s/5buzDUx/7Rbfv4/3zXvjequgCbqWtqFy/eUXzn",
-	"EltxA8ODr+01Gz1gUEjsjtB4im0X3VSyWUyhEPJdxGJgTdnEty1VkNeuMk2HGkE1bezlMRrPdUrxvEC/",
-	"2m6N/+I6sUEuy0U1I6x0WtlUIqAEo11GnNIwMyBPpeOKTYcGTfaXzstJeDZi61pCKI03Ek7mUvt02u2L",
-	"kyXWDW0TY+MLOR7rlN+9yKS3vkbOli4CdN2RyXQY48SiscUGmPmIxhrKud+e6WvJrb+zOMjrrZRbTuNm",
-	"NvFif09OoI8a1TaXBSMSUZHbagNu82722n3I5TXGZJ7KQqae013dUO2f2hSizEZ31Bng3GERfkO0/KIE",
-	"VKpcPjclC+cFkUJd21cAe4D800jnGuMEVdTElLNESatPbCvnLEQ3uB05tX1zuQ3Z/edJ47VXs9/zRfo3",
-	"oKXvFLl8yxDEYgO9cOiHrdDzkst8Sez58iACs7h+JCDCuyo6HDs0ncpi5ro1OijT4a6Qwl4Vb3IrRVBS",
-	"+IdBFSGZ/iMhjesQEba048Vfb0MeNxlxfFR+URjilF9WXQIXq/IxeUCT6R66nGGR7nobvnKH7v9tVc3l",
-	"6craeGXVKLQdRd7M7Lxk8n4I5PNEOdsp5yaaMVl+I79DZe77zQazeCS3GulfRuXG3UwBrVADSj4E2IB5",
-	"POHGFtzgjd5CNqkq1Myam2SlV1Wx+w0fPJHHIjFV2ys65zrPxUgao4oqetlJSkqYV/nCp9O6KDXTLl1H",
-	"Jy0QJizy/ceYMJMnlNmIMmm12RtIpwqwifE1twNNVfhMq+KT8vcecVZm9FiwZymwqnC0mYFKOALrZkJp",
-	"gzQri/sAMGdlTk/osxl91hDZdhpDS5Q2QFRmYLn/CFRO5dFAD86Y4jmTsVQhC3xkEhLjRu86sZRjhzzc",
-	"b1Am18mnFTyVXTwEXCon8wRIWwCpIr2baamQqb8Zh6jU/QchmMcjQiDcNtEZSe9zNONz6DQ9oWB0GcWV",
-	"r0rWoWde2EmhHLa+SjAtkQfKPgzYgZk8Yc5WzOHN3k5AGAkxvVHZUxW755hDE3k0yp76vm2QxcsibTCE",
-	"l+8BYAjP5AlDNmNItdnrSafmSrzxebxhpr0UwputsaEZ0eEAR+SPUNS8nkPAzYhN2DEXy4W2C9eIxTsv",
-	"FqYeoRtbhQ8zmanusXgeDGJLK9aMymgXm4UplMwwarctRGqLYjHf5JP1Bif8jR6P72S4CRWfiG6F6NY7",
-	"BKL71dJmB2/gyvC3RqDBa3CJSNs4Kp9qNDAmlwwKlt1hj1qjLoOzAzrWhrj/TkysNhO08u32KY5p8F9C",
-	"MoUlWPhAaeSnYhQ5xrp6voqyIMyOqLPyjmDH3tjYQtQdexv+uTWPCEUzqYLRLflUbnI2JJL+rZxwf3o6",
-	"PV/49Kxzp916Viit1VZO8PTii1tnn+DBblXS/z64yu/kTOHCPBK2UpsehkFUgRjW8wf0uQVbiWt3/3nK",
-	"kgyeEGojU9kgnc2UcwU839ZgOUu8ZAjLZ+TcTa0Xuby2Cy86SbjzQk44zP20R663Y51zxgD+HJuEvlCk",
-	"Wfq2obDwhTQuJw+XCCOWFsrtrdan4o20UYqSOqHT0uRPet6rZc7wshCySKf6QvUrX2nigpOQnSF47UoK",
-	"BsYxa6sYg6k0win0YkUzVMqe4vvixITGyQc0o1i7HGWUOG/pzilFREQhUlyZoxJjuS6FmD6uO1hWiaDg",
-	"9ikbErl0XnScFdJcx6aKdZlaE5Ix0J47kVrnKVULD9Ttipma2eI6Qn4GGSiJblunxhch5UqhJotcFuzv",
-	"7ShG/4gC90YhfnemYjM4OjyEloS9NKoo2ckfjL4Sam7JCGKGJ5J8nzGeODp7leEb2KkcUwrFZoJPTeEb",
-	"ezhzBHRrJjWn70wVuhF+gqmzensAoWgamzJc01LeEvZKXu8hLso47kOgCkoR4RqhoMJpEC3kMhaSOCsM",
-	"ObiRa7xT5Ooe/AfZyRb9pjOVwTrMc4pjudbJ9hS3mu/5uyAtNfAEsZ+XY6Eu7aTk5BJ0kLbzfrikjXw6",
-	"mwM5MHFSnYRCtEhzvTXlTv9ugQ2GwUs1qx0WokkiSWJ7MTKALVKVxaZQPc4+xYGqQqD78oARXPKJpuPZ",
-	"rctbtfQpLEbFZv/oZj/0mqttPfLS5jMQdvK2vM/bcoB35FWeTtCaE3SyIi/d5gSNc3W1VXb6Fgrcb/05",
-	"TAG420ci6MCWUti57Q+3UK6FnHMnAvjdiTmBBp6knI1STkk328kGJCFgSrerXECsfIul7jd2hHk8EuxA",
-	"MXfG+1aKufjvVQLYUz8v9HwOHE87YjitlX8YZFHN6LERiFCNzbwNrbS4dFbX92Fo2ppzerqMNl5G6+is",
-	"DZm1J62HQ1BPZHQzGW2hHSWL7bcXFLjn15WSj8VmGrZTdGQxs6Qm5UxqC4yc1DBO5LT+TUpoAyB3oYff",
-	"H3go+WT/vBk45lqlmElvQru9kWgwEsIIDTC2M8EYWOIlF/yScELROH4XuFOb828MP/eB1hCvKPDKqKSL",
-	"LZJ3ndRa4FRt8e8/XNUm84RaG1GrTkw30BI+/G4HLCpyp93C9+JPNL5Hwnhw6lm3mHOudU5CWw8WSAFs",
-	"e/hIJJz+U0N0xvL6T7gJyxu19wu1tvl5i5KPUqRsymyXiQ4nxs2V95jRxKmukBOpzbrxpsAXH0MFjFAd",
-	"G8zth5ntDjm7h5pg/H8dnrEWTmECag5wbShn+1oD1EBMt7z3sBqR0x2R4xOu+dmTvL0ROfjVH+POkjnx",
-	"mNCElv0mCp3JudtClmU2Gkziwk2wOYiRBZDJBQVv8DKl8Pe1Jtxq1DE4bW+hz/stk72V80eCjEAghIKp",
-	"zHO7aFrfwU42aKkFa/NWzu8/S/NWzp8AaSMrM8Mt3kAllAR6c/quws6Un6oF5alBKy2n0SxqbIuZ9EMx",
-	"13OVa4MJyicqEuNCuamhXN6YUB0zwNPH2CzmZE61xu6oo83YclpqSuTw/dnZhzKjeLbgcNIYqNwuvIqN",
-	"V7N5Lr2iS5WqcmJyWSg0PKnynH08Pfnm7enGqP+0EOvJj41H4E9Yhj1Miwv/qqL0LwfW/xzddin7vyEY",
-	"NQilNrJZuQzbwnjPtCPjh21M79tQ6J5fLjSNx3LBVJu21XE0lGtzw1DRB3DL0ESebprNN0251VuJh1IT",
-	"64sbpOb3VbH7DSHlRB4XiAhb38CWFNECUMrlvP+QUk7lCVQ2goqtbfdWIprn8loVqSyy7bjyAcu9wnL3",
-	"G1iqmTwSZKEtFinv3RatbI0YWkBKtZD3H1OquTyByuZHyYqQ2tCR1z5XrVRzlVYuybSD2u/kTCWUlxCb",
-	"OVNXPlmvi6OtO6POHgI04VQeFzb5sHstiao1OuFaPhR4wsk84dNN+OR5z7fRUqFmWhV7qTUhRe527ofK",
-	"v6oVv+dIszyhx4I3NG+RNnay4pDx61Y6aQM9y4v7AABoeUpPMLQZhlZorA2J5XZiW4HQGyz4IOAHpvLI",
-	"gMcrORM5b2E7omiPOLCeDwZrYDJPKHMjypQEdVt62sOUyVvjhUDxXSdG0inx4d13ooOxLFhEe51icBAO",
-	"y6Adh7PYdQJTLoeE4aJQqc1tobLYjK7LLPuFTP2uE8UipzARkrMCC6NUho7gejbPFdn7eHqqxHHgqKET",
-	"WZyrIjbYOPxzLrwVLrfeDUWhMvHX//6vIpkXGtYticSkUMrQj06l1mT08yhfKPrVLnyujUqOxSiX6Xls",
-	"tBPnau774lSmU2xZaCcsLpDMj4U0ws609yqjjxTHA5aIxiZwaP3YxAZGT1Md2wIjcYi5vlK5sGPK8F/O",
-	"jAwVnC+knkw9pcKD3cPs9rlWWTc2L3ojTX76RuVOFJGYRGIUCTmEvvb74i31f6mgDbZ9kMLbXBXSpNCd",
-	"ycSZ+FrsHw3FZSftiq8Fu/Gn4q//83+Ls0jsc5J5IfC3/yMOnj8Xf/0f/wrf0DKrk9I/u2JPdMLHg7Nu",
-	"X3yC7aT5Qdca89rbMfy4KFS5c9CyXRjvBMYwlJ6/cFwWI6TxuidzLZ3KhMomqgzTJcMSQ0neLiEwpkYh",
-	"jcO8gel1aF4bMS/s3BYew3hcfhRfi8tO0Y3E5Xf45wT+fIl/jrrH1cTZam4xE+oqVSpzYp82TzuR6Qud",
-	"UbgUNGBazI45T7fzkTiHxcUV6Vx+FH8PHf29uHzZjbBd7WjQu473qB+bA7ZxAwLeFUzVnQ9IMEzFkfgk",
-	"StqNxHvBJHtMg2KCoNXL51OJfUknkF4i+k1IMYazp60R//Hv4mtxIvZga7v49j/TV+WUnGoSULXMHTuX",
-	"Py9Ulxa2Rpv4Jj8Uqb1QBdDyTHwtzmHiH3/9y3/8+wdcB/jrEy4G/PWew+UIwXOAeZcz+RpWD6v++pda",
-	"7V//Umvg17+8BwqciQ5TMHQ66PZj84xWVBp3ibBEFIkJ2q1TtfMDaK4yDnhDq4S/daT49S9i1h2WZ5R2",
-	"jxHITeVccVCMsUcCJQsKQI1IuFTmNfqgfcXWERJOcFhU4cO77yKBUWgyketzCoxDniMh0k8qvczthGfD",
-	"sXJOz+QkhCSKTRkgp4GTn74/6R08Pypj9jBlBbIQFzJfKNcM1UNlYnNZALwZjMQInKzPr0Un2WfF3H5/",
-	"kHQpDz4likfCE88GhxyPyNgA/tpM+rE5ETOZA4mgtSdsNFp3DoSRs5B1HpE0jBXKLkULgSuJw4+eG3tp",
-	"IrZcMZZmHCEAE5RyRBG0ZGncT3gzYWxUSn6PsUokXnEAU17MrPNif3Bw+H//F/yXSMfhuA7F25eUC4Fv",
-	"x8Z9yKPB8EG20BNtZM658nHcYgyEBURRD6+Cs1u5W4lUawOPTbKHd+veL24qD54ffU7EDx/fiA4SbtLr",
-	"UXCYHpbpLYo8wa75YpVZVijnMFJRmOJhbKodgtvYGNgIW4hLqT38KT3GuhqKuUSjXenF4cFXdFSSj8oX",
-	"172TsVdFcixkvTHhvJ27amY8iFzJC+U2mBPVGT/kTb4YK2sn9gNhatvinwLutq3wnrD5rv4G5Rr8jrnf",
-	"w4Ovbq5wZu1baa65H/c3i1Kzwi9XjOk2zjmkvtkmmH/iMvdbJqdZPJaUoLRloqPm2tlMEbYv549YyXvE",
-	"P9RzbLXNw/YwiGRlQo8wC5srd/I2dHK7NGy0uA8qCxtN6Umj0yoJmwv7fwcS21tOy7aq2Ak53jgMKbQE",
-	"nGzazJnngJyYpY2ERP5zc4LBhPhUDK7aaUb2RHAFYYVEqdgsaYBQyL2c6nQqcpllINfzqNDFKxJyTvJl",
-	"EKaQIe7Hpi4aFMzwU1JWqo48fsmDlrOuCwbqhgjvKxR8t1x2tz+ZT1kPv7TT2bqsh0AUGBOT4nPe8VDe",
-	"jPUPBeCfUP0GVG9BNPNCXt8gYVCRey5gwCQei3yBG8aaGXSLvyknJtWgIAstiOENlXsIFAEzeUxkwfQg",
-	"7JjD2+Ovt6CONtdLubIP4Iop5/J0zWy+ZirKakVJLUnogVDPE+FsJ5ztJOOnanaDgeQZFbnf1xFO4vGE",
-	"i5ndZHFNZVpABS7c/YcKnMYTVGyECs/bvIVkWJeyOTSCzXN81ByCbM3J1+qpIyKRjBY6z3gkibAF//KN",
-	"9CoRTk+MzJ2QwqjL2MylT6f4GG5EoWRGWTRqSTaTvnhPr5ko0Gs/5LdL+CkpX5opn0Vs2B6HXtnFtV2I",
-	"qc0xGELyetx7Z43qvYUuk4iNPSjMgnZiqvJMXE51ruiVVLvYOK9xumWDmLHTLvJMjJR4NjjsBlsX+Koy",
-	"cTAYCOmEs5RFQRoyAuBVRZMkiv+Aiq1nQfvFkykWxgm78H3xo/ZTu/Crg7YFWzkY1MfFhscqZA7Ldy2c",
-	"l3mINEFjTi1GhqB34L74kadYpi9y04V3IrOXRsjY4DLUlqWcGgyWGxEd6c4pENSwnGOh5rlOZTBw6KK9",
-	"QGjokiw26A15Kp3I1ZjVeCK3ZqIKXP8NKry7Jgz5UWp/RyjhLn9rMPn9Pcj+YOSF1DnGT16vheOAJhgq",
-	"96Lcqc0pQ/iXPecLJWeb8+2IBKOOYNK0HhVORAfzjRa9T0BIlJcxoghio8JeOjQPSfD3T3ZRpCpBVHGx",
-	"0b5LJwdTaWHK+Xl1MunIjxSflZBltW6+gbZ5SZLERmdDMXh++uLZ6cvnp88Ojp7/w8uvYoNtDqujnkkv",
-	"h+KXeKcCx3hnGO+s1NyJ/vov//aZ245NojO2HFH1VKeRSLCHhDNwiZDkDRAX+koo5pY2GH/rHz+9fye0",
-	"AXxQImFqPqUGKHzLsJG8J+Aoby80oQEV9HhcJu6KTSjNCYe1F51LWLgV0OanBNwaMuLrkjEXJVuj9QeE",
-	"XY2IEwlMvcZQE4mFyZVzInkjne/hDHqvv0mgY51Om3uNWduy0mgFDQSMUal3Xbbr0T4A5bGQK22yGZM0",
-	"12S8VU14orxbSsC763ga5UjrVrBIT1X/sZlp58jMCZugJGujhWdjNm2CbSRa/NgZGs7ibnaSIZqm9mSu",
-	"L1TSRVIrrsXBczYmdGy5Oi/slVaO9ivNrQs2WTwKNJ48q4Af10rCLQdnS8ixV4XYfy5m2iy8Cun1GPLp",
-	"ZtS+dl0MqwmSoiw2SyvajeCQTeXcCW+Xb4q+SL4/PfkmCTcGDnWqJD4f5daofmzeUbYrsqzrJMb2MC1W",
-	"0hXGFmK0QLM2fFaSOP1r0Un+0DtJU5X3XuJXbSZDYWyyNifbJ5z5f6vSxC7dL6sPb3g6mcnA/H5EA4VK",
-	"lb5Q2fES+BA9ar+GJPF+ROO9cANiruWjQ2CrCpnCICrbuPo51U7oicF0yTgnDYOjhduJdqAKCAn1jdiJ",
-	"ajGbZvKKshjuDI8Oo5UQTj+1CwZVh+VmTKilDNOI0YKznJfLX0snDVzpEEndwfIOBWWTrMEmZpTERJVN",
-	"kA3QF6rUYQ56BBDkysEkWc3m/lqQ0S0artaPmgPuqUCzOeIxhwmt8I1hrs4oBCIcI9IKGo+RB2lXcB2B",
-	"KJ0LieB6J3luL3vv0cRw0y3MtfeoKtfEilzvc7Tc7OnV3DrV+77qt3XDVDXU/BztNDLXrbmg+R4qD2Uf",
-	"44j9vNCFynaGvlioOtmpK0yQuDPcCRXWLGy0s3J6t3WcMOjy0TcTba66Yi4RatEemY4ncePaEy/cfpzr",
-	"tv4RcHbreCx0WakxTHyLNYzvNvJ6m40ZTvEqq7iwkt3irHQuwkT0zjPn0Bldc1pYSlrfZavvgK+X0sUG",
-	"zWjdlDPLy0YWxOHSNR6VrI9FAFqXPj8hqEj2OLVi81sqDb4yy4KMyRt5IBu5Jff++i//lpBtRTLXxqgs",
-	"iQ0G9XNd5pjogl6XVJRzoSJVM3cWOomNdKI2aY9fUeiGqjBHMUbPAK9nilYgmSgDWKyyE5/U2b21xr1v",
-	"tPO1a/LO8hS08xvLVH+jpKQrSeibhNzq1DSJR044UX2LUpXOb2vh0SLLtHIti1Vvm7cofbuRtC6dn2+E",
-	"lPdBDAK40l7Nqoe64IQBRylwcbVk2rWIJh1LchRFuY4NB+NGBUwi8zzpDkXyS7zDLaJkR0xI+AX5jngn",
-	"infg9EIB/AwDom+f2Q0jjoGRIe47sJWxwRl4a/tBumORECc0uvZk34J/LKdNbq7VmlEl0DwlViYbKulF",
-	"mHrpSEIMEXp9lb4rKPM5XD4CKv7i8GKNTfDUQGiOGKtQVMJ8ktBZqL9blqrav2StFxXmf9FSuKFIOHcG",
-	"cH38554716s/pNPCzuTKz0SPpKBEYqv9uVd9nMk5/p/NPGp/1g3n4OdlOzr4rR7kBP5NKngsjY5AKfdb",
-	"z8UA/x7n6ioJMj7+UuakavyjngcN+1sNcFD/Gf1F4QeCBZqxybhysOKrjRxjR+Gc8Zmx+qu2QnydlnOe",
-	"KFng76pQM2t4hiFYJvxdRbpLMBs7ErFRIU5tEAw7UsBGBTKhzdt1IqFt7pKe01nk5/iI8M1lL00goygI",
-	"G0TjU3kBVFu6cWKk+TVp4JdSGROTgbaLJgvJmEfXgZfgzPaxYW4FzwklBieZr2lAGbEGlNx+sMkcZbC1",
-	"WaNjA9AVTqToJIB3SbcvXqPOFPUjteT51uTXEUfUz1TtA1vAoUYiNh2vDB7oty+BRYABkr+ROPnwetdh",
-	"PgFAtVFBSvvJn/Q8gSknwJHPfe/UpDbTZpKIn3vsdRabUWF9rpk7g30RXqvjUBuk/koJHJTaK+11Pn77",
-	"Sny1vz+Iza9/FvsH/ef9Z0PUw1AJBj/gOqEmUP8xnqhc9HrVhBOcfoZ6nu6xOBwcwQCsUbGh5V/t2ctz",
-	"TKqtmQCDhIjPJfTNGoVuWEg43lrhpsB+eovCI3YtOguTqULA3uJ+D4UsiamBat1yA0kg0a7mTBi8B6Ug",
-	"7pACPlMycEyqj/6Cc1Td0AQiVMvDPi+/FMRmU8L8bYnHI5G8IgLvvbEp8n8JnK/YpNJYg9H1f/j4pl8r",
-	"VsXnd6Qx5YM3ZHe/FN8jYITK9H74lMBpK1Q4PogE2gn8tuuIOQ5HFLc8fGnced0o5J+g/R6HaxltigdM",
-	"+ZW3Yk2RKjCxl1iYWqYNngO5KlLdsHvoWhiYOZwHkEZAh3Jz4YRyhnaYwjV54wLElODCYot05y420Anc",
-	"DZFIej2o3MPKyTAUA1BzRs7d1Pqonnm+cbsD4zCRmogsNkmhxigrcCO9HpnCNrrobnhleQlM1X8mJ/sX",
-	"N47GEf6e/ekGR60qnJQo9jcSUE4b3HDgkeVqJnhtkNzffYPvCUA/NcEFufAbhBbmNm5m6LFYS/a/YjTa",
-	"l2zb9BJPd9vyrbupWKjblL1F88jYtS7YtuGSiW1fsmXTxPm2K9WySWCq25Rp2Vw9c3m7gksZrm9f6bYj",
-	"a1uecpbeWKZlc0s5DFuXbdt8yDXWolQ90dXW4px16MYyLcdYSw7RqlzLZhtB41uWbNl0M3B026K3arwM",
-	"INu6bNvm14Z/vG2VW3YWAry1L9yyg8pFvU2xJd/l21a53Zi2eSe2qt+yt+BB06JUSy3kBoP7NnXaFS6N",
-	"aluUatlkSA7brlhd13WHKrcbU02Ddvsad+jqVr3ctoPl0tW6bzaQ/pHL3G8LaZrFIzGR5m0NEdmkd5Fw",
-	"Uzun5zRU6yGlbcnOvP6o3UQln861ecWl77mDVzmTx+Lgda6N4J2uOXida7PdbnorwG60u18mlwfgrVPO",
-	"5ckOf7PLTkVk7amqhWNpRU4Pw7s0TOQxYc+Kb+mtoKe1f+kSqTwM4HnyMW2BOy1cTJcZ8TaI8zA4Y6Si",
-	"x8QdEwtcwQ39egvyuBXW3H+YqebyhDMbcaZGWu0oqS0NPRT6eaKdG2hnvUwOFVS6KLS/xs3/waniZIJe",
-	"CX/8CfaDjHE2+W5MLQaOLC7IL0Y7kdl0gdb/HdWf9IUkcwVRPqNje4mwRky9nw/39vA7tDN8MXgx6PZ3",
-	"op1Fke8Md/aQHnjMKwbraHwlOvNcXstRrmoeHuyURoHKC5uTCbEc6Vx7Tabq7NDB5p9AoM3WX5IJW9RA",
-	"9KgUYsnWCNjCiJ3Go2bWrqiRYDDi0DeR4DfZiGoLfrOJxDhXV2TMUhtddbhXB/gqPDKKzkh6nyu20I8E",
-	"zglHSHb65XNkN1hlw6qoSxhYrbN6IszV7n5cUfuQridofmoNBdpabeStnHMLqcxzu/D1/vHtaLXOKYci",
-	"jTAOabQu5iRNi0OV1ZsMbwCrrX4nZ0rMyhCntCbw7541+bWoPRbWR4jPlKuNfVhNn0StlllNGstMsXTX",
-	"7Gj5uEsOSaaH3p+V30sYhnbpmuof5WVIGUjOQORdIfzyNOqF1rRztt77FMeEpuxlvoGgD661XZpdr9nI",
-	"hnkEGmFVlv30zpiQ0+mKwQQiRsamPWgUxkEXNzsEDFdsBU/P5IRWNth5kT0hjaS0i0ULvkKN9VXlpV1z",
-	"YC/tz2TldM6edGNbALsXm07Sxiqs22+4+GMWDaPWmi5GaAQszbXIlfcIKk6JzhqrsjLQuihNyyKxmM9V",
-	"0cM6P3x8gzZ8g9gE5w4O+7h/JKbqSmYq1TOZi0xPNBy3w8Gh6LALZ3No3RULT/TEh7bCBvYFbTr7zJM1",
-	"TH25RW21gy+pC3Z6P3x8g862q9McrriEyswJB6svc+oBFqGwi8mUXUF/+PjGkTVnbGb6Cr5f2pobAZwy",
-	"3mcMokAGaTUHELLvCocYR7iGyE9WiJc8WpcNg9gECG3y6mapaGZLhkFDTmDAjqLbjGmX4opaE9QceHOz",
-	"yTj0tetiw9ayQFhkfNvc1sY8R2Qbtgp4dqb8VC2cmClf6JRsBYm/tEUdEEqecx0kfH/29o2YywnbGs6V",
-	"nefqWBgrgAnp4Q2PqW9UVkdQqLABuDDFAZ3yC50pG84CG9QXigGazZkrxyjKfkB+k6JT8SrXJhU9yh2Q",
-	"dOsgDL/sfP7p8/8LAAD//w==",
+	"7L3bbiPHlij4K2s4PShqd1Kirq6SUGiobnbtdl1aUtm7j+nuDGYukrGVGZGOiBRFuwswZoDzAWcO0I/z",
+	"MMD+kX6f8w/+kkFc8kIyKSVVSlVWbe5uuEQyrivWPVas9Vsn4HHCGTIlO8e/dSZIQhTmz9MgQCmfc6YE",
+	"j06jiE/fCTqmTP8WogwETRTlrHPcef7u7BxGXMBQ8KlEASRJ5AmQaEpmEvw/+dsdryPwl5QKDDvHSqTo",
+	"dWQwwZjowfCaxEmEnePOnzpeR80S/adUgrJx5+NHb34hL68TLvG7YpnLSzmBCJWcWwwIJCH4Ly/I2PfA",
+	"/0vvBVGk9wMKSTnT3+jRkane94SNUzJGHwgLS1/zgOgZau9Ez+TB/DweLM5S+sZNUAmA5ySYoNt/xZZT",
+	"IZApCIgiER+D4KlCade/c7W7E/FAoPzj97/54CfpMKKBBzG57pExPn3rgVQkwt50QiPsCbwiEQ2Jwqdv",
+	"fW/A3oKaIEgUVygeSZCKC4SERxFQplBcEf0HTCc80q0CzkIJXaIgQiIV7J7ALgxnEOKIpJHaOhkwNUEq",
+	"IKGMYZgttGtWeWVhJHd+iwmjI5TqdfhxR696yzOrGKbRJYxoZLc2YKZXSEejnd9Ggscfd35T/GPFFvd3",
+	"D/eP+v2+BzSOU0WGEfonUJ7TL2BlxouIQqn8AcvHYrwX6DPwoVuACPAKxQwUjfEECOz3D4BKCCZIkq0T",
+	"C7gEAwh5kMaavErj5WvTy1pxAEd9f3vAaqLb4sC7K4fdrcYwi4YvWcBD/d0SkvlD4QMX4I9/pYkP0wky",
+	"eyo8nJlt8zgRKCWG0A0mXCLTJ+9r0k1ULxvXh196VyRKUXqaPFVEYUSFVMAZEFAUt06ADKXGZs1OaIhM",
+	"UTXTRFfaNUvjzvFPnaHoeB29nM7PN2wpI7XlLV1MECIekAjznTySoPBa6Q1RBl2J9qfT96+h1HfrxKzO",
+	"j9zQT0kU+RZJdx9DwEO9vYDHMelJTIggCsO6fANZ78P5TUeUM4rK/TjK+nD2PfCRxUESIwxnCuUxzBPa",
+	"IO3394OC2sxn9GHENa/HUB+gmuCA6XWjVI8kJERNgIwUCjOWJRyqJPySalIgEszZdfXEvl2L78h8qz4y",
+	"z62yf/jy8f7LZ4cv9/eODr959mRniiTRP8hLyuQ/5WfwV9L78/tKwGkW7DjwMtDeuO3D6xcZxMYaYm7+",
+	"AscD/a1mNHVPcnHhlWvTYmJ5UedKcDYGR7Nc2JVRLcU0kSFTBgWgiySYQGARAyyJwYRIcyR8yra8AQtR",
+	"0CsMzdLN9w4XLG0FJLJfwCViUiCMXheQQHApM1DI7QE7R3PeMCTBpaYQ//Wo95Yz7L0hKpj4oDiMUVlm",
+	"WP+8Bx3Wvxq/wf6vvx7+GL/6YfZtek4Vu/xGDDqVUPuBiNky1E6durHIc+oe2EK/ipk/eh1NzjGqXEVS",
+	"9KqCtfh6Fh8iKvVBsMgQkpYXTEkgphMwPj0Gwuy3muO47/OD8qUiQl3QGP0B61IWRGmI4ZYGsvkZWWh+",
+	"hC5eu988fSgfLp5vg2YGhMmpkdu+Ews+oJbQRBlBDEyzOjOJ5uz6aPkoX5FX8Hi9DYjJDIIJYWPchlM2",
+	"0yqWZgMBkXgyYITNgKsJCjDsXW/nQMs2zR8k1x99uz2NI2M0LadUTcAnyok5rVh2DB/peB1GYg1526eS",
+	"+2sIVzP+U7V8IN/fdBJEWeqiTCqi2dfZq+ewv7//xAPcHm8PmL/X39vt7e71+rsX/f6x+f//5muhb6Fn",
+	"+toj8AwAWQj5mZTPQpNjYs7ALMXxl6tMPdSQMqMZZSPU/DSHP5UG7mqiaVxNiP5mwBhXesJswaBFfE9r",
+	"JNCd8FRI6Pf/+P3/3tv3gI9GUmvFBr383t7+8eETQ7D+P9q/tzzgYsCohIizMQo9CYOjA33qggQa5T13",
+	"rjccmOpUE1cVBDteJybX3yMbq0nn+Oig6jCfGSX+uVVtK2g+03o90CswMksTx4Kg2vEdtu34Gqh+zz8G",
+	"3wkSrf27P3tGpmjF108ExhRFL+JjLssYqkcu9utmr8lh5qaps/tXFKOwwsr5Z8SkQGeJZr9Sk6+RCFRh",
+	"DF0nzgz2+L/4IDHCQEl9zJmo4wxN463jAbND/JVTZsFoFBitnacpDb2QyiQis7ckRi+YCB4Tua1/0Ghj",
+	"5hzppZpDKA0yYCHXdGbUKf8XfxtO7dFcmg0Q18saEF3CgA//ioEyRESEIDMPiNXR6K8YWt1MH+SAzStf",
+	"BnftYIaMaagprjRamH1r1mq/d9zOzDNgXX9uW26FVsCaHx5J0L9oDdUxOb0SnqpsXkfNUzKDLgGWRtGW",
+	"IadLTJTd4jb8s/47xniIohC5VAAXobZUWWilsSZ1SNkl41NmAWYJT8OXsvGAUXWi2VbMpYL9PXf8uvvh",
+	"7l6JYBfkALIrjHiCTjDp1dqeeokDRhkEhHFmtIIRFzF0JRdKMzULNhagtoUYwhAjPgXCDM/X2OP/NuhI",
+	"RVQqB53jvX7fG3QsWAad458GnRL6DDreoKMhOej87A06IVFk0Dn+4/e/ffSh61uM1+z6GQ9nhhTtV68V",
+	"xuarrdXcx864ggPdiMbzxHi4u1dJjYLH6yiSuQ7JjXlEhBPu3d0jmOA1CTGgMYkgpGOq5NZ2NYvRXe6u",
+	"ct7KYl7L9xGZaav4eYY2dfUZMrZSFDRIjS7AIKHB5Qn4IxJJ9IumBk8kdIm2JgIuwkLTtoSmDSqicauX",
+	"uOUUaLy1Dd/jSAFPleeMbjP19oAtaiJAMhGJkcR5qjFTqim31CtXoxGtAMlKFcTrmL1WqyKrjc/vreHp",
+	"MMUwNou9x4Ypu+8Lc1Lbm5rTGUBZGDjblShDmANmrYEFbmkZ7BADHhvHScb7LnGWW3j5NCfgLN4B8//4",
+	"/W+nej67bbm1DS+sGweMiaqPJAf7cclNBCSSHIjRpfWETi8csNIxue1JdEcBXT/EXohaFJ9+/71m58aI",
+	"yTyIEyItE1cCibK/SKvDWk6sERNDmKBA6Fb48qxYyqQhhiATjCLKxs5RY78dsOxrjTiZfFRcG7VhSfsq",
+	"oVZZw7Xs1JkHMKZXyAYs5gKtJqUPCbp+YbGG2HvxUhvde0f5dyPRe3Xmb1mAohBcuLVTtRpfs95zSPoP",
+	"Aked487/vlP4d3fcWe5kgHknTqPIIipeYYVr8ZTpk+QpUxDpFkawcdZjOCZGdaZM4VhLAMsQjKBxsGA5",
+	"BE3XARtaIacR2Oiv5mtz0tZNqT/aNnLnN82UP/oWp8yB//H7/3TGuG4xYEafM0xE44RmvNZeomxsNuOD",
+	"0Y2H/Mr6cNz69Z/W5WTP3AM6GjDNFawqb2wBZwSbLlvbcNA/cALPDMSnFbMVnGfAhqmCed5u6LdAhf09",
+	"RwFxrlHDqVthQqRyBJ5tdYxOWEfEuMrwBlQw51gtHQ6/mZcH+3vanNVEqQf6t5/6vSc//+M/VBrc3xsX",
+	"suVZy1jybo5hyTRJjNaQMSjHwcg8q14h7WyfmvLOUFAdIfc9H/N3qYooW+EH5PZHkBFXjyQEPOICukPN",
+	"W2IiLlFY09pgj1aM/ETQmIiZ7/yCQ5TbK47EDb3iULpnT3e9b5/ues+e7nqnT3e35rez2++v2s97u4IV",
+	"fkD748J+BIZL2wk4U1rGPZJuZ92zp9vb3rf6P8/0f06fbm9v+cdu76kwXgCGkVa0NQ+msqS9lg5Ya4og",
+	"ExLowzeiieRUwVKtAVttqK857C50/V2j7fW3D7UY2N471GIg4OwKDTIpDo9hSK01IXjKwu4V/Nd/wt7h",
+	"4ZYHExJpPkG08m1G/RUF95ytwLjWNGICShAmRyiqebmVMBOEGKUkYwQ54VOZn3lJCbGiR8PWaS96WRaw",
+	"ZVBrTucOwtNsCpn5yl6UmC8Ngo202e2w5Abl1o10Mx71tw+9Z0/762HSebagalzK17uATXZHn0oe+eir",
+	"N9bftlvb01vbPqq/uTe5b/tWfZ2AQEWM2Zqp7dVq+hIjW6W3F471BrX392SMdZVM4xWw2oQzVRMyxkp9",
+	"U9vis3liJtIiqrsPeSSL+w9/WTm0uqomqHmFXNtAB/3+sTYachIbGJMyG+0+9RwrTDJA/Us1fmu4SM1f",
+	"tEagV5ZfZhj+6G5V9Y9607/4oMil1Um6hbrn/4tvaMACSO9tDkLb8Cwi7PLYSXY95TacOgN+wWZfuf9f",
+	"VpCI/vn4irCQRLXs2H9Z5VBSOTQyIMREBRPNwGnhCn7kGL7j6sOZQnv5r/8ouSwHzF5FaKVxqHdvgOcU",
+	"Zevy0c22tuEChZ5TaF7j7su0aWKFh8GiOJXaGohgwqPwZMD8d2c+DFFNNQvS2psyQ8RImASk2uKwqvmQ",
+	"slCCouOJylya9maWGG2cwBDenUHgG28qMV26Q62tBVtbJ+D3fBC6LwxxpNU3YiYCo/9arRx+sCaM0Ucz",
+	"cfdLyvXPml602c+MsWN3OBVUKWQaoCFPtZ1rG3vgDwaDjruLHgwGA9/5rLYHbMD+BP6Ui1CLxkFHb1h/",
+	"koOOE8z61DTClfwbfnZmxfVdho5G6BPK9Aa8AQPdcoHgoWsdpgt3nFlDQ1haWP0JfIN+ZnHHywswBmDO",
+	"XGw/WZ7/xA7wVFurPuAvKYmctfMn8DVHPTYmnn9sYH+tir6F+Ve1/A+MalYGkmoqMV/qnY54FFI2Nvzs",
+	"W/7I3LJowpDbL/XUr3hktvH//b8a0v/r/3LH8b/+T98cHmfogf9f/4/7Wkr7NeMmuAGAZJqN8WYMOY+Q",
+	"sKpNPc02lf8GeE0CFc3yfc7RlQd4rS1qIPDhw+sXHkwnNJhk5Gn4DizC4KR6OcUi7IWvXYlX/urp8ndB",
+	"xVf5JuwszkbP7iL0ivLrCG3i59dZbhJzJdDf7e3ulS5VMk9Zfhsjt0pQY6kWK10uwD/W/Na3X2hLz1BR",
+	"6OUgsR5YhyBd312SXlAUH1Ia2pHsofmDjv6kaY/a+/+yVU9gaMiWi9BNZ9ZzmrtlKx3fEHKtKqiJ4Ok4",
+	"czgbIEx48oIosh1wqfwtKyKFIDNpCHFqXBhUGT4n7RWcPlaMMEam8t11fWPpWefl0z9+/5s+mcyhWaLB",
+	"Y4Gh8ZhCtmJjegvNuVFqDb1EQe7ewEEuc5LnXm17tRUnamZXvAUhR6mH1vA3K7OAs9zRXBTrFtvwYxUr",
+	"WXLsZ3vTmzZMSWXRGGWmY4fULNH3/QGzYuqpZcu/Ob7+Eww6784GHffxZ/vrxwEz/8JT06A36MDP0LVQ",
+	"4YkDxH+4f7fshYhurI8WfoNBZ3vQsR8+wsL/Tsz3x3B6/vz1a0eD0ss1xkf//mjAeKJbPoVB53jQgf+A",
+	"Qeep+9fSw9yHuZ+CuQ9PB50Bs4t8atHyP+DRoPMIfjNKhPk00J/tH4NH8NH+rpep2x/nhpkTVJo95GJK",
+	"y0ED2QF7b28VBBbqo1U/HsnsziMzmdxH/WeaSCWQxEDC0NptxkZ0WvUjOWBWxej6AkchUeTf3UXHv9tB",
+	"/C0nEgw5LgmUsu9zG07N0Q6Y8/AW19D68Kz9Zyg4BJ6gMLEUXf/pU00tT128iwf+//bU2pqa8+hhrOiz",
+	"4PaNFPez4JipvXkFZpWMgsUyw2Nzhmc8PhGSK7OsDM4JMq/sObTaYmZvFl5Kg6catjk/oPIY/F+O7S97",
+	"0B10NANxezgcdDwgqlAiYbe/dTxgc/vW+OYQ7QRSiZnef6xx0vzg/nEfA/fPU3+VpmpWuHtkda/tAbtY",
+	"dAE6ddF5M93lk2euzU2Ai4kySVAAupgLD/b7BzaSykQNaWwxwY89F/0IXRtVdAx+Ec235a0I1iw7/ovI",
+	"qJLv0HKPinuvQnOHyFn91vOuzRvPKLJW4aNsHOGAlVRV59K28sjegNhTVBOcWUV2qLUIh+1gr9i2tuHU",
+	"gM4Q3ICZS0Pjnidm5thEB2grNUHDXO3SNRJIw0r5ZS9NtuGltQo0tliLwDhVVkkGD+bkyB45IgfBk2Hv",
+	"gOwPe08eD8PeE9InvaPh8CDcOwyHiEdmvDkplovzfl8PaDjh+wlhisfQq5S7Zoga2gC4EBeLiHv9vT3d",
+	"Yi4Iw+jD7wWNEfa2+4OO1ubPkFyh8Nc3pFaAqXoXtUytC/6JF4aKr3ldqHiD7ga9+dVG9CPplNPHvQPz",
+	"f7t7FQuv0NZXbMVdzNbZzNE+HgV7w6PeAXmMvcdHT4LefngQ9HD/8f7h4d7e0eHjgzob/JHQiuih7/jU",
+	"BMXo09CKWdmssjeXzAU/Za4jK0Hmo+O84nbNMmXK2ZZW97/lEKbChfT5R30TkrIX6//uxvt96W9pYbIQ",
+	"Ze0f9Q3js5x5wPzdvb70T8Dv+44Jy+xq0JptRbRAOT5gzhFqhZaJ/vFM6EKlV5TMCqdo/mtE45uuqKYa",
+	"riuOri+X7yUqIu8EyoQziTbwboxMvVYY6w+OOvWfJEkiarn/zl+lJbtiUsJm70ad459u9hqZsZ/xcNb5",
+	"6NVoeRpFtRrPhzF0Pv5sdrV8k2Kutr0F4z2/TdGksvRGI5OOPfNKo1c806haj+u9s/J5R/7iIh/Wvrno",
+	"lR5d1B54/rlG9pahV3rMcNNQcw8fihjoXjlO/cb+C2HtpSHKXtMaQ+TNy0OUQrHrDJE1L8X93tTNtClF",
+	"u97U1rT56HXmH5zc1qscGW2w0SD091SqpsgqC+ypR1q69XrkVYxfRV4vi9iRTOS6ENA8BHNDdhuye3Cy",
+	"e0bCM4twNegul5y/dUyASOliBB5dX/f+8pdHxkDlqriKnzP4iOidvvTAXJ57mUXzx+9/0/LZRPB1jg/6",
+	"/Y91L1lemkVUUNtFSUmiEmISaY0BQ+gyDh8kit6pFXUpK8UM5C/jivZaqTQBFIXGvLWtwf4sDcNZQ1qA",
+	"GbsW5zEt71sLGOpBN+xow44+BzvSuGfCmpqkLTNBfQIzzRuhsiwQbUNrG1r7jLTWkNo9P8Ga9NaMAl6i",
+	"uo0avqHFltFik2S4HgU2SHwbstuQXXvILrq8geKueyxcprqbqSe6/J4yXGWU5lfR7jI5C/EzN9zLJJBb",
+	"pETC2xd/Pn/39hgiylA6KhowO7F9I5A9hywlUfAHA+ZuozZU1D4qWkaQ4ja4MpGGvaAueSPsDXJCFYmK",
+	"kIi5lBjb95L6YphGl3UyXrSW0FkYYWM2pR68pnTVTe/fltSjbmToRoZ+NtJqTHfNBl+DvJrSXvXYG/V1",
+	"Q3qtIb3nKDDmrKl7iGz4WoSUNb5v2Ra4cTcktiGxz0hiDcm38vBrkVkzMi4jto2U25Bge0iQxwkqqjHx",
+	"HInkrClxtzhPPYJc7HXvArCYAKSZYUOHGzpsAx02JROr5rkbLTYkJZcociMvN3TaRjq9oCjOUTUvMN1E",
+	"61Kp69akyFQUBUjchLVviLEdxNi81CxNdEeCbF5uZmS5kZwbYm0RseZvLRsTmfkMNUkzb3//QtLm7teU",
+	"uKG3Db19XnprTCrOzbAuzTUlBwvK28i/DT22ih4FCVSDwk8PX5sKdeMmxJ4ed0NiGxL7jCTWoLzLhl+L",
+	"zJqTdHr0jZTbkGB7SNAUrQwai5pxw9cjP9f43qWcG3dDYhsS+4wk1pSUKw2/Fpk1JOXc6BsptyHB1pDg",
+	"CzoarS3hbqIHPaClhGU6OIWQjkZzWbHLpUzlBtU/EdVbimQaTuImDm9qJM+h2IiLmKjOcWdImS29UJFw",
+	"7aaHc5KRRE64AiKBgJ6gV6oArYgAIoIJvdrwV4N0L6hMuKTVL858ohQJJjEydWIKnJt86IOOS4/bq67T",
+	"vK2I2B7/OujUrm97yzSLr83yCT75idkn4verCK81E23IVMiGr6ePuMb3bSqMIrw27083ispGUfkMMiTD",
+	"64ZshfLwa9FZM7ZCTm0bY2FDg62hwW9JjC+vmstrm49fi5ry1vct6oxN4krMb+hsQ2efj84aEnZz469H",
+	"a82Iu4LiNvJuQ4etosM3PMSXv6Q0SciwsdQgyxPVpsr5bo2IwpiHCJjPsSHGDTG2ghgblI7LE92RIBuU",
+	"lwtkuZGcG2JtHbE2LC/XIsrGZOOGxjY09hlprGExuLbwa1rkbeTchgZbQ4NImnoDpoeuR3dI7v3VV0Ix",
+	"MJQ2RrJ59rWhrc9FW03JNjd0bfpqRqbNUdlGrm1orzW095opFIxEtnTWnUp+UTcEmC9OQKASM4iIQlGq",
+	"43V4X3W8JIorFDAiNMLwZLke6HRClE2LrVvSAEEq/X2amEJdrtaPCBt7012aoRYbKbW/b+luC5sMzdgb",
+	"BrNhMJ+BwZSwuyEZvzDDujS3jsR/MNKuo1SUiXtNneLEloy3Fdd9yy05w2ywERe22jsJAp4yZafa8IkN",
+	"n2iQTxjEPE/jmIj13wndSISLI696taC1i93HUKoAanpKSyxGo6C/Zm4pKsDGIIMiwwg3TxrujTq+QtQe",
+	"89exI/gSSlP93U5iofXJLyIEBjziwqDtmAOR8P7tt3/fWNlSfHhDkoZMjzckqaVkvCHJfZsaMUk2FsZG",
+	"c/g85NSQZeFGrktSzfgOY5JsPIYbcmsPuWFIyQ3ExgOFqieVQBKvq9h4Tif60/od4zRSNCFC7QxnCgVh",
+	"Y5Trj3JFQ+TrT1+pkI1ohI+krdMHXWNSI9iFAZGXGGo7e8srrIs8D9wsQaAKpkTCCFUwwdA0ehi6fiCN",
+	"y6ASlRqvmlKG7Oj1uLdte+9KkR12w6k3nPpzcGqLfU0pR8Xo65BYQ0qSHXyjKG3IrzXk95aXeq5/rcp4",
+	"hr9AY+eQnKFafb+6/+n3q2+LORW3N616zmNgnKHRR/KlUKZ4fsuK4pEEqbhAD5yi465pqRwwqWgUQcSJ",
+	"Rhugahsuli9taTCZ2xp0/R2BJJz96oNKBZOw1+/DdILM3FSYcfUU4dZSOetPoAp7bkpTXWL8unc7OwLD",
+	"NLo0GiBQW3YZSklJOItmx/rbEOxMOQ0emwQmGoZDYUBpAN8NUhFBr5TXZKt08gf9o/u5WXfs8ZEEf2FZ",
+	"PihyiRIYUjVBAf5Q+MC4AF8vN79AimaArocENaEShjyc5RCgzNzAv+XqFU9ZeGeymCJJOLN6c5rSEPru",
+	"f72K/2T/0zIgw+3F/CInEFGp9CZiIAp2rnZ37BxyDswH90JgMg0mLr+GlUJevi4uTN6kDEpveEhHFMPq",
+	"yuACNS4gUwZkwEhsqBL816PeW86w94aoYOIb6BsCtGnJ1Akwbs5lI/0auLFYtAGsYeeq+guemprtRLob",
+	"JM3SJpqrmqrsBW49VB11x+7ONJ+9GzmaGBs2hv1vjk77B8+fPzl88s3BN7tHLgJHi4RHckEf0yi5SILQ",
+	"lYqMrXzYun+xpsDIkspwodk2nBVyZ/teZcm74V/R7L0hGzcfv5Y+nbe+bzuXZwNvVO2Nqv0ZVO0csRuy",
+	"defGX4/UmrF3c4LbWLwbMmwNGb5fjnFQeK12JiqO5sluIV0og+8u3nx/CCEP0hiZ0YZu9bG7XpBoWd41",
+	"A3jw4eJV7/GWBwJZiMLYWgECYSEExDjSI3ppMpCImVWCjS2qh3gkB4xPGegVaw3lJRtHVE5OICSK2G+7",
+	"JlGX1rTllm7iiMySFgQTLpF5EBNx6Tz2A0aVBD8ibOx7ZhX+IgL5djwbb+eIdNGg/QrIdCHP5I7vgb8T",
+	"TMxtiG8hszMUfCrxj9//5oOfpMOIBh4w3jMH50NXTXAGI673UMHytk7A3wl5kI/mBt/5bSR4/HHnN8U/",
+	"lsaNyXWPjPHpfr/vgVQkwt50QiPsCbwiEQ2JwqdH/doJLReXW3m51C72c45BKqia9d7ziAaz5UM6N39L",
+	"DZ5ZpM2WEWdKWlrijGn5w5m0Zr+GsbX4rd/nBMxFngQSSW5/nSiVSEdCNOBMbt0M3PuxgRbwbtGvcQKc",
+	"gcXGhZ88+EvvFRdTIkIMe+8FV9zXq5fgTh0CHscaGBn9IpjFIxBIBL+eaQudC3XbPgskWlhBJQ79pZed",
+	"38Uswd47szNZwVKjqbZufMYlo6NRbUR27VfM/cnSoeqZSbMiwhiq+pSJ4fKeTROs/zwGsjhoxtH1z/IR",
+	"RGTGU5Vf0A6YtUo9IKB3abBkqvn2VPedCs7GhjzMd4pDyKE74gIIHGo2QzJ1DGjoBMd4wCbWGwABSSVC",
+	"ysxTDUM2lIH/l96Z7dN7HfpbVoZElF1KGJLgUk/i7xiO51kqIwNmGV/Ex579OeOy2/BWyz0nCL9+IVOQ",
+	"QM/4IdagAdvhRiZ+K/u8KPAoMU3WZXefj9QNtUZkhuI5EWFDrotiglq2UdH83p9Am5EhICLc2E0bu+lz",
+	"2E05bjfkv5ifYE16a+hJdEF1Gx/GhhZbRosXVDWWA7I0wxqUaNo3JPqUHntDbxt6+7z01qjwy2dYl+Ya",
+	"FX+G8jbyb0OP7aFHgTFF8ZyzEQpkQWNScHGeenS52OveJaKdAIJ8hg0dbuiwDXTYlHSsmudutNiQpFyi",
+	"yI283NBp2+jUvPFvVFLqGdahS92+KemokMQmzcCG6DZE93mJrlmxmM2wLuE1Kwpz8ttIwg1Rtogo+RDv",
+	"LWuTGe2mTE0CzdBAJZBIY393giRSk1+3gAsb7l08Yurap0Rb9xvdfY5ENvZ82Q5ei4PYpvct7KUZdcNM",
+	"NszkMzATi9INCfdi8DXIqxmRbolsI8c3pNce0ruk7PlE8Jg0JdnyCeqRX9783iXcJWUQmKE3tLahtc9K",
+	"a02JurkJ1qS3hkReQXUbubehxVbRoknY3aDYcwnBa1Khad2I0DMJvTd0tqGzz0lnDYq8fPz1aK1BgWez",
+	"9W/k3YYOW0OHiSCzpmSdHrse7emW9y7j9KAbstqQ1eciq0b1yHyC+gTWjCapR96okhtaawGtNaVLzk2w",
+	"Jr01pE0WVLdRJze02DJabJIM16PABolvQ3YbsmsN2ZlH+xdkeIf3ijcSUTHuTVE45Rpomi44ww3ab9C+",
+	"cbS/mGDc1NMkM3YtwWFa3rdZpfSgG2myIavPRVYNKXH52PVJqxklzhDYRonbkF17yI7zN4TNXKovebdU",
+	"3Cb9XhBRZAomPAol7Pb7MCVUaQ3NIbTN32erc0mbpDvmUhm9zfWNySyrxEBGCgUcgsSAs1B6Npumbjsh",
+	"EpCFGJoqBQmPIpM2P8vwPaVqYlKnEarKOfT3ntxHqYJinyQMBUoJXcLg9furo/yL4QyokrBzdLAFJLLR",
+	"4HrNREJMWGbCSRywHDATjEITOp4ypiHm8rK5QhZjeoWyDKau3+vF5Lqnt4hC9hIUPfuT7w2YBv1wBiGO",
+	"SBopz5TU1i3n4A+Kj1FNUJzAQVa/lbKx3DoG36Qk753qA/AHzKUqR1OXw5zMmFB2n5UvvE5pxopkkBYD",
+	"9PR6GzDEERcIRF4aUJnV1Mw7drgi49gHRq4Ije5edaOUf7IggAoS8AxqRDSmajWi10fqJiuvQJdI8PNK",
+	"Mv6Wq6+yuNEMrd1WS1hdRjdTacCV8uj6uq1Jw1pscce29LeONeqzAZtDQ6jGQpuUMEbCTAZVC7cMVnaW",
+	"z4+oGkwGU/McjGbtJzZ9qd1TQezzQC2Bbb5Mw+047c7tXi1zN+ZNVrlTasYkzjWbjQLziQpMS1UH90Hr",
+	"vfeKZWeoCGUYlsa/+TWWbZ6hm/SA4VTT2YgKqTbY93Vi34+mTFJDfhg7eC3jzza9b0+MLQK1sQk3NuFn",
+	"I62GfDHF4GuQVzPeGFfNbeOO2ZBeu0jv/JI2K9n0BGuQn27ejIQzEcobWtvQ2meltUZFXTbBmvTWqMgz",
+	"7wI2cm9Di+2gxdyJaVErlOeK2LsIEoZUL51E7wVPUCiK8jb/wYfE+hINVei1JXNdh6mQ6jlPLZ2PuIiJ",
+	"6hx3Qp4Oo1LhDZbGQxS6+4gKPCMK6zeX6lkaRahOgyAVxJboqNFTpOw8QQzfpJGiSUStk7FGx185j9fs",
+	"9LHsMf9pcYTSpiuX5ZWhWL3ln/MpbcVAQ93jjLvex7EuFdwhY3M7kkRkZoKCggkRJFAotmwhHaokCB7Z",
+	"omxkSCOq59WMbR5D8p/0B6owvnVtZmOnppuhBrdzIgQxn4mUqN4TNamot6JhKdV7LpQgVN0KBWH4Ub61",
+	"CzKuKMyiKT6iv2IIioylLfxMJPinAgm8IDEZo38CLI0icz1kACdzz7nuo6GSb31+xV7nuhdlE9jrlo9e",
+	"Rw9mL1Ds/csiCOYWuHq9Q8rHgiST2XKVpep5Q7zCSJ/eWxLj8sivmULBSAQBD9EUzDoBxl29Oz1QRTUn",
+	"rxNSqbHodbCalS0cSKnHeUyiaL1u1WsvoKLXXRcgozSK1sQmKk+z+69XXFyg1YbcZEPOIyTMtntGJD4v",
+	"tKQFEswGyTEpZREPLikbO2SbTlCgve7gqQhMWseQKFfEbKQpG7oBSVQqUGYXKP397f6ByZ+1AsfmVviq",
+	"tP0zOp6oVyRwAruq+XvHLJ5nBLW8rVckkmjpBMLUqoXoAeOsl7Oac35FzD2qsPW1TOXGgAhB0VSeMzfA",
+	"jBv2s1U6ydJaLmkUjRDDNc9Oj2iYVhTVUEkNozrTXT7+vHQRmLEDvYG53dmN3XACBYtPUxrOX1CRMDw6",
+	"ONgnvYPdYdjDg92D3uiIhD08fBzuHX0zOsAnh1U0eMVpgN9Ttu7ufsj7LW/R3FDpRj2JEQYKzCQQUYb1",
+	"MbQGHBakqwHKPLHPr2yRjS0y+HmOVMFtFoTIAheoQK6yTLqJbKpppJJlLPIHh5teSZ6WT3WlgpDJ0Wb0",
+	"hHcMnew3oRjEqQ3LWkBNgVX6vrbIuqt0uU8xISNexcItZHY9cH/tefCtQEZC9OBDpGhMFAIX8J5ISa/M",
+	"bAWpZw0qy9eVCcJMfgtBlIB0G6qcWnn7gNgC3cjZZU9JFB0DkmBS6BR5JV/CXL1suMSZ1m5mmTW9dRu+",
+	"3bTo/MQv8Fp17gOj1prt60CdxnDm7pZIA1j1abaMBtLXZ86shexr2jXrke3XZLustfONkbIxUm43Ugz7",
+	"2dgpGzulnXaKu51ZqUWMNE0uqXlEkXoi2MreLNa3qsjzdxcX78E2MDLCg71+f06v2uv38+VTpnBc4ft1",
+	"M3h2aSu32+ReW7XR8s3b3fa7hp5VrWC1ChYPAohWQ+EsE1/NGQuPnEHQfZFiRKXy4DWjihLFhQfuIjJC",
+	"4cE5MkUZRlsV9xY3quVfuT8jE+g3W491JNycBCtgeiN2NG9N3gFBmjAn10GxFrswPh+2/DCnLt7/9XZM",
+	"rl+kglSTuXuiommqxrVyjCHNs0PnrLyBNduzqLGiKbnCmtgxnVJZr+3CoZsjt73dhFVnuSirYsruB+wL",
+	"qymP680dbvl8KrGNimepkKrxWIoXVCrCgrrxEXLC1Thl7zGKcI04jEXJvTyKt7CcSqBE6tz2bBwsa4SM",
+	"NA0Ss5QqcDxLw7Cpi5ZTGOrRoetizrSlGJf8nyaPmLxFi1nhEBuTGHvIxpQhmPaQEDXZhncJ+SXF+3WL",
+	"3aeSQuV3NAyRvR695erdlGG4PLJtkYXhScUF2leCjCvguk+1a8bCs7bWbY7eJIurYmcmUcEHJyTn13eG",
+	"IxTmlSMBkyoBuuYhp+kid37TQvOjv1X4KexGLDJYDxPDG3wTxZEt+2i+6T852idHYe/gcPhN7/EoPOgF",
+	"R4T0jvaGe7uHh9/sHhJy6w1CpVSvOJkyFFYL+hzwK+mrQd2wHok1rQe2iEjXUgJbSY0rPAIbgrxXgmzI",
+	"mZXTe0u8F2Y9Te61VRu10qy5QIA88ymxxLOuB8aw53yRi5caMQoagKIoappnrdBoJjTEGvxzgWXCC5ud",
+	"xHAtg4F1LzSWOe1apnzpCJbWvmTor2Haz/PvB0TBB/fxtA2J15L4G2xdxtYmxUNZo2mXmGh81+3b8gPd",
+	"a92qyrYPKg8HknbD4wERpPW48VBo0V4oRJev6E33ng4AFUqK00geSRim0SWMqH0+Og8qOSF7h0cVzvLv",
+	"Tnt7h0fZ81TdWQ8008KVSHj74s/n795CN0S9+9CD6YQGE7xCAeheW7qYJhPkFNt7UqIUCj36v/3U7z0h",
+	"vdHPvx0dfPyHKh+EpL9WacfIxmpiF8Ul2vXM6TiUqaODzu2Qt9t286yC/M0XRKshTxlm2qEDvE0AyBmC",
+	"xsnlYwiIIhEfVyOb+9EchO6uVcmImlfB5tm+CWNNFbosdsbt4J+Uz82NoHE1RutGoRK4CK2GiCyNNVSs",
+	"A0sjpPtrR17Spc+2dOfit87c9zpaI7bRO+6vnfynmCT6H1vzuvSXIUtUVNErE81UfNI6rG6olSoNLRWZ",
+	"ka1TRTdNhUAW2PnMPEOzK/1xFOG13tyVJveO1xmTGGMe4tzfOxopkoQM7cCJwJii2Ak4G6Eeee7biI+5",
+	"/mxDW80OWWg7BpwpQQJVLDYgIjR7TASZFX8U0HDv3LMtjpEI/S0KjDmzO4qpNMm0Op7DTHqFZZdKyWfn",
+	"WN4y9hiMcbksHR48svhj3E5UZW41hysZ3/AMdRm8NX90NZ6ZwSzntAjm//H7306jyIcrIihhyrT3SRT5",
+	"5djFFZFuGdbfyAA1hBvz3FpXoj3GryCUQ/fY+3xuCLxWgryoBZZSoLjJP+so6XYHaPXMieAx/ywzpxJP",
+	"c8w0wYzXK0KiVxidXudKY1xg8Drmr+MbshLcdGNeI0xi6XwqALdiRzfElO51Krdwu/mr4d7ktcwccf99",
+	"hOF8AgNYa4FVlF57gHfibWoNjyqyvcMwGxr8VBpszBGT0Xhr7Cm9oEZ3266tPpg3oXTQ7TSkM2g8DCja",
+	"CofnJIp42lj6F6MuhiBwTG1ORwIxSZY16+iW3EnZfG655dxJduxqtfWV1uzWen+dJijObhjxPRHIFERk",
+	"iFG9QReOpLTc5em8AhA3HFaTOlL1eTWgLN3bia/3SHr5fNfof/9HWc4Z1sB5vuUidmcUU0ZjkkDCpZnF",
+	"A8ZjykgUzbTB/1Pfg92fjyG26aRm+uxMMRDXjcbGdThgUxqqiXkhPUE6nihQHMaoIKHXJqrpOY+TVGEI",
+	"REHESQiKxggjwePSxdwjCVMuonDAAs5FSJm5pDMRUmZSkjyS2VIoCukVv5FrlCCnJEn0HNaNYfLahxzl",
+	"8YBdw1M79vYM/us/4brIjwX/CNfnAYmIuOCnYejBLG96rZvO5prOSk23B+wURjgFgSSCwB6dhIgi/DWV",
+	"CvQnGtqbRwMoA58RiSKQkQZSNMvbWEDbAgjzFHFdMy51dpcw1OuO7liNiQrHXMxe0NFoTTlIwrDqvvac",
+	"C40AHz68fiEhESg1xzR1FZxnieEURbkQwYqcVhUyM5gQNq6a9LUeQk8w5GoCU+MOliioQ/8rEqUIIR2Z",
+	"qCzKgLCMOXkg7YKHM9AKe+1X6c/tWkxO2IqlCoz51Z3gw6PwbvBZOHR7PsVKCvBVIoL1NDYXeexcmbNj",
+	"G+lGGEMBcsKnzD2RHiFReR4BwoAEJjUFgSBKVTBZ2yHX3HumItZuF7/ZDQ4Pg97BN0fY2zsgQa9/9Pib",
+	"Hh48Hva/wdHjcB/vFmt3s6mWnVZzysCDO0g+z8uh2mBuyEosH2RbjAK3pIZ33LbtPpBtvHDgrbQKSxB5",
+	"KHC0FhYlKb8eGEzAmVwp/xVPejZy0GYv0XJI3qa5dK1+Z25uEyJQ81vTYms9PWothuk2Ugmd4m723Fze",
+	"NiSMTE0hwi4xhCllIZ9mib8CZZRtrVEorblLNBeYIy6CtW/wsrvi5WB+wi7B/QpIBLOCbkqZzG/P7d31",
+	"Yjy//XYuoL8eVSzC9ZmZvU7uo9J1+YU2nqrfJ/yZ68UrDqWZcghWPgNBFl7QyoxI5+/g8VF/Fz5cPD/J",
+	"TklLWAgiLu1bjMJeIQp72ias1LjGvLcc+mH2f8suLJCg63Knb1XuQCoi1Lp74AmyT97DWuRWLLMA+hwY",
+	"VpxxgcC3ajWL2NWgerPEINrC15cp7O8eAIbFNGX+iYKJApkSEWLoIpQIWKmmebrmqXc09Na4Ho2yUPk6",
+	"74BjEkVrjL3yTlFv7Sw/ovV9OI49RC70fG64xbvAYtFr84KHUoOr6KKVCmAVgDbQWYbOBb1H7rHwdp8E",
+	"l2PBUxY+5xGvyLT3uJfnPIOzb5+dwgSv53OZ9t3/qhSDoP6gJxAKnhjdLiJSgZryIpGoNI6ss2+fzU89",
+	"cv+rflx7RWVlhNJLlsZgGxbJNV+W4P3CdT0+fn327q2/fdPwtzjB6vq/IiLGuAYv1Dz/QlDCxhG+4FN2",
+	"x64fkjU6rsuvFa1K3dgHKiFlVhM8gYhPUZhAW/OH/rrmWyo9/L1Af4E0lS35kQ9fQqWFY8/w21sio3k5",
+	"URzuioOrPJQaTOFL8lFuOM09cZq1/LcbvvJJfOXud9hfEBc5x+bCVCIShtb+0GuTJ0Dm/CLW9n4kwa8y",
+	"vH3nurP+nlvdT+/MBrOjW6Kjm00d+zpgCaveaasKQ3vPnmEXdI0/p79lyvNPEBRPcgxbVws1yt2nOhIX",
+	"9z+fIcLurR4mNBkD0wwyNBVw/OWi04oLkM+HUc17gErY20777RzVg0GhvSB4eBfIPGJ8AYa+g9LDg6i9",
+	"8DHP9+7VCbLsQhVUzew1DR+ZgrESuucmG70HLzBKr9GD9wJjmsYevLwOolTSK1vqRZAtLcpKxWYfaYjk",
+	"q9bSywkvd1O13vOWq1vqZawolVEYL3YfrU0TOKHjiYnmu7NheEiejHCv2jr7a0oDfM7n6mfkyOh+/oFE",
+	"KVb/ruXwCjmevdlWNpKyby1KPkVZvucrjVUR5LR39Hg//Oaod/A4/Kb3+IDs9w6w/6R39OTx4TdPDkb9",
+	"g4PDuwU5ZWjjdjC30TJQlsC/Xm6VEnF+RQFTBcl95px9y6TRFH6vxtYvBfkaU6/mMLx9QrH5fbdw0w+m",
+	"SC4efss1pIdRHecwo60Q0RpDcyHXbgLoDolSEUJCpPRcJTwuwCTDyFttmVAqkz8Ep0SEoL+9XDuhYlHk",
+	"67bj0ZNmBX/aouaNBOKZ2f55MMEwjfIEr8vxRBOavF7vZXEtsTR/k28nWbmwAuB15JCGeJO+s3tBuIdP",
+	"n/j5UHa9An1/D7jZoKKQYX/L2H/DO27bdp9PSKIaCxUpUFFW5UItB+cGdiF3ic61O7Hz1AnKpfJlQiM+",
+	"nrNv7p6ZPFvAivSFi8VTisnzmbw5QN14XAVzbOC43Bmsv/UMiypUu8Q6wKo55a351F3vH95n1urCC3BB",
+	"A8x8Kq6tlVtAWf6FS0Q2O4Hebo5wArXYyjCtxh2vwMg8D74wPyyuxDeli3wPfBsi5msB67/UEtYvx6Gn",
+	"zIyDYa108tmc1QHXeQ1MLwttz4W6oahM/A8x4mwsQfEaky69qy7temFBXoEwN53z4inehN/3m6B8oYaS",
+	"fJ+KYEKk3v2PVE1+eF9N/1b/WZ/vXCUZltZAp+vkLmGnbmmmez6hV7m1G8H8cKZwScy32ep7KCM40wHa",
+	"DIuzHP8boEIS167eZEtcOGcfhtXEqirZ8Y8TYplgml+kHIP/Ms8neX5JmeE1mmMXXz/P04kbTp4IMtN/",
+	"vDdJI58TEepPF1RFqP947uSK+Tu7btDcHqf2HZiEmMyAJAkSURmnVU/5V5b3ZrfssStcNQ+cygN1C2yu",
+	"8CJlPZPwIROxt/gnbhV49+x1eB+lgkQlc3Ud50Np5HPKxmlEKi6asl/uOMfasXaGNN8LvKI4/fR3EGtY",
+	"mXNgWLQ95+LMlpZ4q73pkKfREqFLmNq0Y6N5XL9L2sJFbG42MvQrx9amfAUlemiLauCW1PCO27bdh9KT",
+	"5w+8lbphCSIPBY62wuIFickYzwgbN1WieMjDmZ2lpqI8QRKu1SHC8Vrthd7tSxa+wcxBVLfTuSJCrdFt",
+	"0eJdHGNpLXO798qwK2+z8iDrpNmqMCxc5iYbkssZZumhTIVBxtXEpu5fKiOAYy5qIIde1vOitblr4PEP",
+	"do5l1H9DGB2hVPD6ReYKs0mrJA2ri0iOkaEgCsNTVWU6OY9sSEcjmBKb3sKkket+uHi+9akZBNI4JmJW",
+	"BwbnrqlmA3yd7ducZiu2v4BfZdCW55mHklc+vmITq5CqITFp8LUtTHAeSdevxIFMiRkkKLLKB55LeDmc",
+	"mVvIhKjJQtUMvEIxA3cSM62du4xtHmCcqJmmRQmUBVEaWg/rgn5ua0PcmuWylITvY1E0427ddorbhPV6",
+	"2+oVa3YrVahYt+diYY+1+5cqZtyhry3QsW7HosTImj1d5ZE1e5myJWv2KUqb3LXjXB2UdQfB2+28xT5z",
+	"tVrW7GvKyKzbJ6uksma/UtmVNXuWq8DcqaurdrNu34oKNnccwpa7WbNzVtznbt3mKgGtO4QttHOnXnfk",
+	"oK4O0Zq9sjJLd+s2V4PpE4a4247nC0Ot1XlB/G+KTX1hxaYW9LLsiuUu+YOXo7pLeX4rgsGLzLq36JTr",
+	"ZcAtGwDr7URxRaLT1dsxvz+/aU+mxVntjZUmXOi7MFnVPl8KwcWa6rPW87WZq+0dqxMzznp719cgUGpC",
+	"rHgxhNk8FfbsFJmCqeBsbGIAp+byjEPIgQx5qoCqVSncapshZQPkoH9Q3wCx666CnPGdyNcK41rm1vKN",
+	"gCm+xuTUPK81Sc19m13RP7YpoE1UCVETmf9grxJPis8Rlco8MI49lzGaaoOGcUYDYipZVVQUzGy96vXa",
+	"64IVxeLMMm9cnJdlYjftJ/ZDXFHwzVuZFPMiH/oSE3XscnJ79oqEswA9EzhjAkumZY9HfsQ/Lbjlja/+",
+	"53WSYj6gjevAcIOxa1Gttu9z6RE7lWoFpkFXU5z/i7/lbqBqn7LLT67HfuTqRVbhZekg74Ch+XnVR9WM",
+	"su4VUxexo0nMdWrNduX90peOyBFe35w999OCO+45NWCDWeM/Od765lvCDNBfXUr4B7qufvhjashnW0aE",
+	"lrhusyU1vOO2bfeBLnMXDryNF5hliDwUONoKi29JjCZMu/nQI+OAOAFirHeYTmhkyxRZ34WCDxfPbYWm",
+	"iKKEIaopIoM8A7WxzVwO6mbKr5yYeMUh2tuU2pWFi1zkn3IvOOFCvWhwmXMJxx8qffi8ZFra46r84jcL",
+	"rRxlHyRg7j6xFr6kOjbN4fV6ZfK+SrxtSPeYI422SZim99y6DT+QxrV46K1WMx5C55rDiLZC4w0PsbGn",
+	"70ZyxTzEbbgoVc4cRWRswkbSYUTlBENIWYjC1inMfFLRlMxMMi5JpUKmjgfMp/KNHeI7GobIfD2IjTQa",
+	"m/dwwEdQNDqNIj7F0PdgRKMoCxSbTmgwwSsUuueA2eqbMCGyqgAl0UPI56lUPNbQOkPNfGX1Gxjb+A1R",
+	"wUQzYp6qVQ3XqYq/yttS+v7294Q3Pq34vJ6gMBVErQgpU8EkU2piqrIHnFRNeKqAwISIEAJbPPnWOH8M",
+	"OOPxrPrdaJ6RDYu8zx7g9ngb/Jcvi57y+PidmtjnRXotIy5sWlNFWKhX42aptSJNHa+QqFTguysUgrro",
+	"lFXvs43LlCRJNJt7ld3Eg3G7qupjrk6N/W2xmQs+Hkem8/GxocHzCU8SysY/aq31BZLQX3mRVfkWfDFW",
+	"sLS6rFcVe7vtAbqG/1ka4TPOo5YdgEijtaGfbcUC/vySJu8F6j1+GrTzpXwKqBd5cjVfXGDvqxpdIIl/",
+	"4DTAGweLqFQ/uNckF8SaaDU4HBfD/N5+QZwNaUTVDLgYSuAsK8tc9906T1ko36P4jkSjmoHbCkl8xqMq",
+	"pCyhgSzhwalAAx7d6/j4lUB8xcVpFJX5Vc6rTMDFzTXybjvXT8o0V+ynJAXmGXW1UK1EggokW8ao0vku",
+	"Hom3UtiXD2IF117FTJbePC0iZR1jTatoTSYoulctDe5fSYOSjtaE6+Lz63i1PRHvhJZGn+HZ4kZJa0JJ",
+	"q66RulG+mgHsRqnaKFUbpWqjVJWVqgadwZna1jJnX8M7btt2i6wyDd7RmRDWK0INWdtoO8pAJhjQEQ0s",
+	"T4Cu0VSI+fRIQowRInABxLFAG72/tXZuWfeCoK5UK6XZcT2Pj9/otayqYdYCH+EljaJzcwgPk74ih+ki",
+	"q1lYSF1GU8C82bvie8XDh08523JMXsti+qpQtmGZMU8erRUgDwaF9oLgAa+SKxGjzbeo81B6eBC1HT4P",
+	"jDtfAMY8JJ60FhbuZXwjnu2Eok1MPEYiYMjT8URlL3aG6QySCZEIXSJiLrbWL+91l3v6WlfiRZcVp1P6",
+	"5pGEiDKUXqGb5S969B5jZCnICZ+6dz3Gx298+gGcvn/9SFrgTIgEqk6AQBBRZAoEklDrW1SZOM8RoRFw",
+	"Zhtn3l37InGFp6N6b4s4GKIiNFqxzWz9j6RBxWyjRhMlJV00IkOMTIijSfgJXf/F6ZvTb1/C6bPzd2fP",
+	"Xr7wPfCPjv4Pf6vpi1tWWX2qGhRXC7Wd6hc6Z1bnswP8XOOhViusODnhyYvszWUUvRt1jn+6eS3nWY+P",
+	"P3tVjuERFxYhlckHRRjjCoboKP0G/34BqeXKbo/39oYBGe71Dvpkr7e/d4C9YHf/mx72n+w+OSThN0dP",
+	"9u5a2W3OO7figUwJUKsY5tdUsO1uF2GdL5hNrrXJvxN+uRZMcsZ59yLvD89B14s2vzOrNGrvz2swvs/M",
+	"x5oyqh2XbJGW2+BO27TNhzLzigNuq1nzIOadO/1WwkDQ8D2XNBPuTZTK4VEas7p5UPn0TqlP+dRkBzIz",
+	"Ve3ze6cyvcv0shBHJI30FMh6H847VXkXXY7M3ccg0yQx+RGcDiU9U7SGRJFvFFybWsb+BkSZ/AnmtFga",
+	"m4Q+onf60szRe/HSfG/nRNl76f598xdT3Kj36kyL87D3+oUR673XFx2v81fS+/P7jte55L1/PjPpknrv",
+	"v9f/qt4z/VmkvbMPJslT7+I7/a/oXejvr2jvh7cdr/PrpPfc/Xvxo73x1WAqFOpsYUvKnynx8MzkzGjM",
+	"BWDSO4HNQrUNp2CTQT2S7qssOI0ztKky9IexQKJQKvDN+yrKxrYYxYBFKHV7Ymv8/JKSCBS3mTWycUkQ",
+	"8JQpO3Hlm4J7eCK6XnUDvZK3FrmrA2woAxJFpUg/TdPVMRgr9IpySuN8tlNTcoOwAGuqTDImUVSU+Vi/",
+	"f/m4KoJNykdTCjS0RoDFB5IkEbURHDVYyqe85ptb6/wprYLiTRC67WKnRGxNBpPeJ73B2uT2Rb1s3dDl",
+	"hi4X6bIhI2GB+FuiIJZW1fy+W7jpBzKVlg+/jdbCAlweECithYgRSfdgULTXWqhpJ5ht1E1DugyaRYAY",
+	"z6d5EUB/NYCjSmbhRUoL0Yq8nUxlCfYX5bSWBXoQN4BrCSQQXEojv82YsqSul5KcRvkh1wCEypOPr1qE",
+	"bQFd8z4nIQHKrap5F3DRLSKfwMv3uxov3XE8CK3OnX+bqTVX79bOTbmgo7J5s39Ord06zijd/aq3lbn5",
+	"jVKt8dmM0zXkDVNTaNfkqbQ9svLOVZfehkFU39VotKz6xTKRyl8MW1nxy5u/VP5iWU/VL5YZVf5i2FPV",
+	"L5ZhVf1iWVjVL5apVf5i2FzVL5bxVaaiNKyw8hfDHKt+seyy6hfLQFf8cvHj7Vpv6yTAzaTknrytS1CZ",
+	"PdQUZXFhpriBfm6vPJjR0+3P4jL6ur1lRm91Wlr6u7VlTo+3tszp8/aWGb3e2jKn31tb5vR8ez3zjL5v",
+	"b5nR++1FwjP6v7Vlzg9ub5nxh1tb5vzi1pY5/6jT0vKT9WqVt5+/vCFJY/6vmCQFpwhIFPFUyfXfdNh+",
+	"FZqeqc0kcEw5k6X3ZzFJZB5vkHV3of6apZlibVu1wxCe2xHqvFYLOBchZURVKaavaGAh3JOolFaPx8jH",
+	"giQTGkCpZ62nuK0IYio/Nqu5ijs+moxJov9a/QzavNtPiJpUPndg+oQUvcIXteIUs3fbuaboHt0nAkN9",
+	"QuY7k9n6rtmGXNWOZyS4HJtXgq+zwod1PIhJROSktrtxZqa+21SKBIoGJKoHNzBZ+cCVostfp5iEB4Vp",
+	"SBXK5iG8wuvpda7fpJGiSUSrPM0/chGF8Md//x955oc4b30CjIvY7fQansLUNJ7Bf/0nlAaFf4Tr84BE",
+	"RFzw0zCs6aQtd1le1rvRSKICU67EFaDL1hWQLJq2xiyze9n7LN/7td77bG7vs/X3PnuAvdfxdldyiWoa",
+	"mGf1Nz3CrX6T60h4NXmuZBHzUUWOL85j9fw5L+DWArhL8nWFdtDkBVm1gvAZHtu1Q8VwHumvSMtY7w7w",
+	"S1cn7pC65gtXBO6w441g3gjmjWC+H8Hc0E2xk/otuUx4Q5Lm9tmiTT7QDXhxuG28OXJweAAgtBYCtq5m",
+	"czq3HR+6IaHRzIMp4mU0M0kvIKsU+khu5ffCRXFP97KM690qdC95FvRs3dIw/xcu+deCgnX+Dh4f9Xfz",
+	"Eg1SkTipVLLuLTS0nJmKx5gBQN7Vs4DXCRX3s8f5ctH1MNeu/l3Ws47BkAg+FijlBX/uDm9FkVEynl/I",
+	"2um6TBXcmw7ENLjvE1GVKRKrE6WcCpQOhhezBI+PX2gy8E+sFwoVjAWf1rOOVmuyybeCVGZ4c8F9eJ2g",
+	"oMgChLFuiWGNwIRK1cgC3PUtZq48c2+RPJdw2aHAHGLeFrPngPlFPcNc4lKfxn3uYAUtM5G/I+ZwB3hl",
+	"JH4vRPmlE1pT6nBBye3ShZrdb8s2+1BmwNxht1gRfhBzoMCEFkOiYOvNCFoTOZvNAXwEJDcWMmPAPpGf",
+	"swNkpSGQj/PB8eNlv7qR2fmeKvXjxawgq0A4P9tNT9mbhuEpK4GwgJ9R+6SX66EELqnLDA4ExvQKmcs1",
+	"uH4ZRVFsaJXWTZlUIjUXA4u6dyGA7vmmdZVQzZZ7m7jLT+prqldcOqv7c53fJ6QbErVzh9kSrpqvqek9",
+	"t27DD6RiLB56G0XrHEweDCBthUbxaK+5NHRmCgiICLc7X2CxfiptpvfXo7dcvZuyldUBiBjjqVDrvCqt",
+	"31xNMF6hWp3hCIUExYHAhW4GXX/nanfHdJE7v2nx8NHfKiKwbApAfSD5U4hPc39NaVh753VM7wqQlyGw",
+	"eMmXg7JYSek4bhOGpXerDQa+lKngc73TfqCojg3B/B0RTEOq1DxRtk5YNr7r9m35gVTIpYNvt9b0EErk",
+	"PFa0Fx4Xmbe/SQFqvPLbzaUVsteCGCdqll0lLsWsZzIAuszlKRFIIpOeRMttieIKQyASBp1BZ+u+9UwD",
+	"geyZ7cpbV61DyAmfMle3kGQAXLHJERcwjAi7tBCW0CUwwqndmftqQq7QyETvrnv8hMwkxbZXiLs6Qsug",
+	"6AOoeRZLv6h8PHdCv7VmaMvhNyq8cwxrH2tuft8t3PSDqi3lw2+5nH44xSXHjFZCxIb2PudshAJdTq9m",
+	"JIOdCYJ8qu3PnxyR1vcIUHmeJlXB6hciRaM+EFA86Sm9ybHgaWISytiLQ6YIZRK4msxBQJ6AwbLCxnYa",
+	"Fo+pyq4Zl0XQJVZUyTo32VuAhsgUHVF0afFDjlpZUxBMCBtjlpgmISqY6PlTiUCVuS9DEgIfQQnMZlt/",
+	"5XrphIUgFRdkXH1x+QnCTW/HHUUB5ltF2iLiNqrVLOPul6XbbND8K0LzpvSYKopqq5h6KBi0FgAPpdet",
+	"QIovQpd5EB2vCmNaDJ3v+Zg3LicVkhgiPubb8Foz+JiMUbNgCTERl0Y2RFzIYxhGJLiES8QEUmZZd+jB",
+	"MEoReKoiytAbMIEhJILGRMw8GAtEBhIDzkIiZttwoeey40HAYzRB792zp9vb3rf6P8/0f06fbm9v+Tb6",
+	"SEvqgZmMoXFe/dT3YPfnEy2wrlAoUBwe94ZUwdm3z4xAiLUUyZae0GuMZBbIpHiEJtMrDAkLB6xLmKI9",
+	"ElEiMQQMxyghoghDVFO9cDeIETOpMI/ptPy069+6c8Lwz3xDHHBWPV7+vFg3KQntT7k9qnUflK1odYGS",
+	"W2jkIdTJ+yQTaIBKoBEigU+kka/99vjrJKZmFbaMYtsna5vfdws3/bDKaenwW654PaBCmmFGOyHCh81Z",
+	"cHyI53YJbdrueb6QNRKZ/jghCggINBkm7KWj9IxknOqfbOZqLhAkmUkj9fKnBRUPALEaDjFhdIRSvXZp",
+	"sYsBba7U+emB8ekJkKFEpvKEQMT16tp71SGaFBnSgNHcC2/NwbXTP3z5eP/ls8OX+3tHh988e1LlarHa",
+	"i3yGE8oqgpjO7c8gqVYs8oU/ymAAVyjMS4QhBiRGCFOE6YRGui2V85sKgTDjtDqBvnVSBakQyMqOqSJJ",
+	"iO6i13g7MBfnkXeAgiJjrNj+KTCcolg534RIiDgxmUo0utAoAjmlWkdTHIiyEAsmGKaRey9B5va7QkPI",
+	"Nl+F6GeoCGUY/mAhf4dc7dmZ2afJ4goFCDOorI/SP07Q+B8NOFzBmQIXzNtoc+bVTsehVlQn8xnZBUZI",
+	"JPb6+9u7/apDGqbR5V2thWdpdPmK2huiZXRyC38kQc8BI2pCE0y0nvtJ7vxW4MDHHd3M3zLartOSnYbM",
+	"RwM2l97YOjtNpbFtOLX0bP27GbQMQRnNWfOgkYnvMN7WmIRoowCNwbqECAFnCpn6zuVqWiDc7057e4dH",
+	"wK/MIZX3KBlJ5IQru89jUydIWzfgD9J+fz9IiJqYvxDsF3JCzFAjlz4xQvvzYMD8AUtQmO88kLYAwHBm",
+	"UlxZNuWbSfysc8Y93py+ff3q5fnF9l8lZ1u2EqwkMQ6YBf5Y8xblvtRkNgHzXGzmEPYEQjoyviC3DReA",
+	"ovdSHNSAje17qaJxDs4C8ez2jp+M9oJ+cDQMD4PdsI/90R7uBo9HB8NvyH64h7ujPnkyfBx8Ex7h4eiA",
+	"7A/3TLsno8fkm+FRcKhJhyhtPHSOO//mBv2p33tCeqOffzs6+PgPVUhdLHaeGiq4Vml0Pexp79XPv+0e",
+	"VQ+blzM6VZW0y+YIdkpkqQASZaYAVBZjJB5l4q/74eL5VhbVsyx9DPnQyFRQwnJYa8ouGZ8u5G0iCnuK",
+	"xljrddiY95a/5LFW1RI1c6zuo9e5KnjiMpWb5GuuhalLXCZw35UdXpAdmhdt9/vbR/tP9o72b+XbpdMs",
+	"FpOzu/ljmSdgL+O0NVj+Jyq4C08mcYpSE5GQCrrDGdA44UKBKdtSP9XgolRqqVJ8jkQ2lwSHASZU8hCh",
+	"a1KW9UigIEFBebhlMuEwrTZBV/B0PIlmIOl1b4p4CYKwS9T6Awv5dKsFV/bIwgsa35KFZiVB1yBgzaOI",
+	"5sjVwfMfPrx+kckM2y4D7YnJpsINJKVnuQzPAV8vw4qpP9b4/lYkrXlDZjB0cZF14kCrcxffPX+NzVVj",
+	"CcGmqjkNlG/qoS798tJC1S+97s0AXRIYQxxxt2azPiNPRjSKrPpXsNOqmRt2qy3k1yhOvsDxOUy8zd9m",
+	"V9+g3/q+eMgXFTqxYTf3yG7WgvyGRzTIIxryvhU8qFVaVaO7bddWH8j1PnfQ7VWnH8LhXmBBK+Ew4ckL",
+	"t50GSvDflmaePcMLQTSfXQbDC8GTxETzhamtvjhBGKYzSCZEYrV7LiAKx9zWgayYzv542+Mgx2MhIkOM",
+	"6qqsAZcVg74XNECgDCjrGSs+EBhSVbdS8VjQ8D2XNMsuTqLo3ahz/NPNZ/JtudfHnxcVtTM+Na69gEdp",
+	"rFeWA1ZPt/iq1ybh0QoX4yprrBveoEAU6EXXyKjOcPr6Ds336r6PnvDknQhRvBeUC6oqgkfNz+bSogSU",
+	"GFn6SEKGPNbwMepBAKfvXz+SEBFl4hHkFIVuKMQMqLJexL3+3i4EJFGpQAkh11DcuksecINfJQRfQOcF",
+	"XFmgrewgSkAuA/BWtcAxia8n8dBn5jxrKbobzrLhLF8tZ7mk7PlE8Jg0Fk1n4sK0ASjVLEK4IoISpmw2",
+	"P3lJWVuS7tirpCGRCIGBiA31M/60S8rcw2RzDS2BJAmyEEi+HaOruKITBBhOI8pq+0xHaRSdIQvtu45a",
+	"pVM0yDH8gYbI6/aZEhXUrc3yCTbxfAxaaWv5EhbXXx9Jm4z6vBVPv/LAxg0S1kfCphwWc4jeFgs1X1Tj",
+	"u27flh/KXbN48K10VcxB5eFA0mZ4fI9X2OCFTpqMBQkRzGvOXBJ5kLKIB/bORk20xMka2ri4YNaqTIYr",
+	"0rkYj36WwiXSgJQwnXA5n8fGlXGvVf1Xj/FaYVwRq5BdMKhMxzONt+EHEqUogbIgSkME/+XLX1Jqjc/8",
+	"fPWQx8c/vPqL74F/fHzKaGwS59uPryijcoLCfjrnKQtfjkYYKGm/uRCESWsT5H3+mUbRc54ylXW74Mkr",
+	"Qcb2w2smEwzUKQt1O/9Eq5M20bWEmMyM8klEzQuk9WX0J4jd4gSWUrqtLWwN6Bu9Lr07dX3lquCGkL5G",
+	"QmpQfctptW2iuek9t27DD6iwlg+91frZQ6mrOUa0EhqJXkxTzhOpRy8qZ1ttbnvtS4HChV8ZVaInee4a",
+	"HR8/50wL2pREJr4k0xSbryF9H2GSozSK1liBbm7knw0mWacgtTmK+nisYbwSke8/abFFnPvIWlxHrJZ8",
+	"7KuzD+dHUw32+bK6DrwrKa5Jj2U10X2GYvVfBtmu7Q1tN32ukLwbEr0DiTalJmYcoE06QJN7bdVGm/TN",
+	"vWPO8HV+Az3fF1k9RM5BqkbgwlqkXRr95huaW6zYOab3gCf6lft5vrzDb5J5tc6JkS+q8V23b8sP5ce4",
+	"TZ1qH1QeDiTthscDIkjrceOh0KK1UDCC6MLaJKvVg1XfL7+IWpxgYWsmNlWrWTIhAcIf//1/QNfdbF7i",
+	"zHye1xLKFSgql90Uiy8BpiVnZSzPxnwixmY8yVMcyxgVDSQIdOk/gSrzgD+3Lf0vU21XXOArJCoVGK4T",
+	"W3tvMVUVK7hNkzMn36RD7A6H/7Vr+F8ynjTEE3M0bBNDbHKvrdroA+lt5UNuo8aSw+JBANFWKMxzdA0F",
+	"NnPPYKrhYf3Ntz1OKYFmvukyGJY59G9Lbo/lMlM/L8se+zZdTRBStykgJs+RfRNgsiIFnClBAlWuTzbX",
+	"wyT5ourY5Kv68/m7tzZaxWUPcLE14bYBnYgqss4NJY9ShfDh7Hvjx2IuazEXcEVD5OCSt8UYUgITLtWJ",
+	"iYQZYn4RUzyonyiVyOOdHdN4+4pEXBCmeiSh2wGPd+z7IblztI9Hwd7wqHdAHmPv8dGToLcfHgQ93H+8",
+	"f3i4t3d0+PhgxwkFGnC2nRi1Jnc3pYLWuVO4W9Y6jc0u4WA5i9M2+IJy9TyiyJQb2d8pffcspVHoAxEI",
+	"NhOyNBna/CwvgVjsuvCD6z/iAgLzhcyzROQPjLYHzCC+BJKFPIY0NK+x3GjQ5VEIAgMuwqy+HQcf2Zgy",
+	"zOaGfI4BM2m0tsyyF2Muq5KX3zGbHo3CF0RVKLPP8ixeUE4Mdgz+v/7rv/5r782b3osXvstFkiewyBNW",
+	"zGPfXn9vt7e729vbu+j3j83//7eVy/lhVfqut2mMggYuv5glab02kkFlbs7dyhyPc+CuVOrmc7EtJOoo",
+	"SqE4DDCImHWB7u4RpEmCIiASYYLXJMSAxiSCkI6pkren5rxLercymlZuqRrRb0CVnpzQJKFs3Nt90luV",
+	"9czrLJBYBQ/T5KZBVbXU7ZuHXIkGqwZ1HSqHvara8ifldcuzuZUSvJWxdxHVVp7CinOsAsUyxMsUXCWU",
+	"Xc+GNNJSmrc2aCBuOS+vkKk7iBZfD+zbK6NyUsAdK9B9QD3w8VzORManmUgiLPTyi/YBcylVbT5BaXJP",
+	"wkjweCFHqsmHQxV0s0yEuuFORBRK5W95prX+6pEcMJnGMRGzE8BI6uXS0cjXBq2v5a1fJRN0k1shsSit",
+	"54dwd/i3eN1uwpIXdDQycb3VaVcDokjEx9IVtsoqLjASW9tcTZAKm0vUql8GTL5ng2UmfKrZ7wyMlghT",
+	"1EJe62oeCIz5lcvJ64Y9KWYzvRnPi1gJhAhHCniqKv17+uxWsqQ3mQAoEkjNH3ElU3LnWQd+567pIlGU",
+	"V1UM6JVPbYlSSqmjesw4IuYoR0/XYE7S++fEBQM26F7FGX406m1jvir3+j6P3tKsSnogJzyxlZpNfY3L",
+	"6tTKd4zHesnSOHuBI9NgYpxhpUD9IkjrOyRXM78SA0MckTRS55eUfah2ErXER3pJo+jcHMIa65DlfDy1",
+	"cjLkGXyWrcL8sYQzlRy7Ikyr+EOEIU/HE1Ur3YLBhNpGv8VdfURVln+66tjsMs81Jtbf/4+lTjeAwFqd",
+	"EWZ5J2rses1wsUXEXPRELuDDfJBYeeslLMgAv5pBNOnPXoNHtCjq88vhMmu50h+YnRjfZRs5ygqn6oap",
+	"3C9Tacj8KphWSwwwu6BGd9uurT7QBcjcQbfR919A42FA0W44GF2tYT3CpDHKlQmb5EhCl7IQr6Gf1WIx",
+	"j3rty1jCAtwySoZ7nt+1EbK7pkahs4ezBElrJ593C7injBCuJMIFRbHi9QMRVM3MY+9SwmHH3wtL68t4",
+	"Prbuq5GbXid++ouRdUpxe50piaKEJDXzDNVKw1x6KLKIB4sCu5h9XlZn2Hjje5F5LegLJ9eHNxnuTPAr",
+	"xNiXQ/Prp1+Q9/YWe0Pfd6PvRnXSkiXVLiWk8V23b8sPqpHfYEK3DyoPB5KWwyP3XjSQoj2UazpHTrMe",
+	"Kzwj5kKR0LgX8inrSTqeKFNpMWUyTRJTaq+Wh4hQ8SwVUq27vLluN3hvYi5V5siqt6BIvaICLyorj9it",
+	"ZwVPI1OLWyGMqKj3ZplE6nzC1Thd11d1utDxhh0zznrStq2345DEZIxnhI2xvkLwouhURVYa/5MLGqMr",
+	"0Vrz7d/IxvAuB9VVwFID/Q0P8Yb8UVIRFhIRAkkVj4miQf2j0g3PKgOQznjKQgkJClddv2Y6blPE7lka",
+	"RahOgyAVJKhwbJ8nAkl4AhGfotAEFXOBQEx7hTVnismY/EoZntNfsSbkBUachOufmEjZeYIYvkkjRZOI",
+	"Wo1sUQOMiAlFUNyaEjG/whiZAqm71tyUw+n3qAFo7+2XZtqtpIAag2uN7j0yVIKoypv06guHH+e7vbBa",
+	"oq0M9AZDmsb+7eV0c0xbOLhK4FaQVtXhVWNbJRCXN1/QYYnK5jmjV4iUZa62yNUXWMzPVf5yiUGq7ajz",
+	"wJgF+gA+SBSnY6w657fc1JvGQKA6diWqtVHhgwYsSgVxKhVQGxY3s8atCU9y+fYMjgwjwi4HzNcT9cxM",
+	"vqf7kCiagX+aJNo0yIKJoPuPH86+3/K34UfH/zmzAZA2dbum1YN+30a7UL3ICRKbDdgFMxTTFChBEvrP",
+	"OOt81CCgbGSyvmnrgwRm166nK7zb8TqpiEpBs2OqJunQBMq6Jtm/yyb/GZKwx1k0Kz1VMfd7Jq5IIYlB",
+	"z0oDEoGccK5QwB+//8/8Ekib/DbkJbsh1JbtgBl4Zo6Dwi/gwTANQ4rSg5gkzi8QkCjiqelsCuZID7Ro",
+	"QUUte6AopDdgiS1fb5bn2egmO7ThhXpRRNrIZcpKtYw9SKJ0sW4qYeGAFQFMf/z+Nx8kB621uHjogAQT",
+	"lDBCFUzAAGhaCviBIaopIpuL7JXbAzZgf/rTc8704vQ3f/qT+QpeGlw0i5NpEKCUMOThzIRD/TZwyuCg",
+	"c6xVSQ8GRinUH//4/W8f/ROHyigEF1m/AYOFrrbusdZIbaVjPY7pYn7s2J9jlJKMs1rInY9+doLgfrHl",
+	"3c1elQaIASxnZjpNSh74Nirb/MUTZCSh2zMSR3Nf/FXaPIk7EySRmvxq/tYybParnVKPogQNpL9toaNn",
+	"sM+nTPCU8zElZIzyEXSHGPHplueytJptSRMF9d3Fm+9tq20N6FPb25GzEoRGhjdHRE5c57yBplZqHU0g",
+	"eKoyF0QWXe57dtchD/QH8Hfs6csdf8u6pzSFYwj+fn8X3pjorfcoYqJ1omjm21X43/PApo20kXYwvwDj",
+	"FNOr8+CXVJ/yJSZqfiH/lDvLQuy9eOlvbYPmdG60kAdpnNNCIvgQ5XEB+B3fsqCD7QIPK3iiLTBRYoBQ",
+	"yf8MQFawwJN8T6tY4J/Az7big8QIAyVNYxeEtvsYcjMhL0XedfUNSYzK1HVGlsbupZ1eToRKM6XABMrn",
+	"MjjEXoguiD4IMFHFk4eISv1JE8qWZ8oDkijygbMs2k6PavBB2sKABmZ2OUD07gI8MblZC6PGPpZwO10i",
+	"KT2jIVhz2HmfwBRjhFPr7zSvOHQj6zHNgy/dMeUQKbIjGT5tIzY9C48plWh7Iut9ON82x/Xcuq163+eg",
+	"N8+HLSzskMab6/gRZccL8+oTyifVzfSwE25eD7CZPjwtSPUmysvwzRJ8e37Z4Cobxvxovx7OtK2kOdtM",
+	"4dY8mjw1R9N1B+NOZeu4fCaFx9i+g+n6pVuLY9B6fEauhsUsOJTnCt/bI4GuP+cY9be8DHeKFxT2HY2G",
+	"/Ul2sgKlJlcEaw3N7df/4/e/neq9ZMUdur55cORrYWXc33v9fj6ChcK/pCioJma72wwIGptAkUuU4P/i",
+	"a5ZIgwlcIiZ2jTa0lDh2EhOlBZle4zx3M4L6n3556oT0dsnveSwwNJvWfNpAVS7MYwSi5HHOz0yEu9mH",
+	"nh66rtvTNKWhVxrad7XYh7OeqV/q6ExvJ5/qJGeUlDEMszZDria2UkrODSRYbWaIroIQiWMiTkrMxwqJ",
+	"Idc6B0T00oxrsNaImu7LCzKWHuz3D7wSpeQcO7+3sMCkmkcwzow6pO0He1AfbK1416i0Oj33/8/emzQ3",
+	"cmR54l/FjRcC3QEQZDLZKdBkf2OmKCn7n1szqVGZVcgmHBEOwJsBdyjcwaVkadansZlrX+YLzHSd+1R3",
+	"zb0/RH2Ssbd4LNgYzJ5UiYuVWYmJ8N2f//y952/RE2PhkuhgsPHgkeOUyYS69oUsQQsPa6CA98igua+p",
+	"9n9Fk2nq7GVz5RhjAXbgDEkxkzmMTGUCi3WM9eJF7xD/t38gpuqavTsiXAfAzS4tSgbXBLdypfK8V2/H",
+	"V95MwVY4s4oSOE3lpapdL3QOZTgGiH54APMr4C3mhXLK+GMqV5k2E4TSRVTaiAvxDaDcSk5Wyb2oa0Lz",
+	"ifLBslx0ghTPPWAKYgRMen0J5xW/7gYawgUnaMS5nPMjlIHTF5qmRNfl1JBXSkiAS4ZCbkCkmSwuFGL7",
+	"WmxCQ6pa8myAdFnOxhYil+kFrmDTdw9drKBVFkCTeCfeSaLy+uGk+IWC/4RU3Hle26kSsaoboc7QkisA",
+	"rH8Kv+LFoo1I/tCDTekFLzDEFlm5Fb3+pnsMLFXZOK7gTF9DF1e2zi6Hgfxw9oYXi10CafLD8rwAU+4Z",
+	"CMmvEKpIJ+yclKJ0Nuicw7GbFwqEiEI5B4cvGWGU7smf9Dzpso29dcrAFZCcIIfQOzWpzWAnxc89CtWN",
+	"0K54qZhuERloj2DhrZkIAJFIJK/HvXfWqN5bgNxETDTcD4Qs35+efJOIK1tcOGamuVU4xJz+aZFfwP7g",
+	"/VMTVtzeL5X9+Kc9KJZEwsuJSPBvcrlz6IOHzEOYM2A0rsoHgtHQ3vJ9Qqwv8eSX+3u5TQvlUCLCM+ts",
+	"ILuFyYjl2jI8rIdcE9wFgY4aFRJChKgCV7j4XcAgRGS6T3Fg3PnVVCOjIn3Z6hXsAUISYDfIaz1A8MLm",
+	"Q76okYGfyesesBLP9p8/OxqAfKVns4UHgADuBBaSLhpgrIkcGVRRBm4uEx4UAhDpkQbhQKxcHLSlFLTf",
+	"B6hm0i7UArYHcdaJHAgIJoIHmbxw6HL3sPCKUnqFOUdsjGsLtevE3KJrrlfFpcxFJ+n14JckEvvCiRFC",
+	"A0NedygSXpJyPUgg5DZANsoVay7havAiV9J5sc/CJOGMzFUPd6JXqEuZ60z60BACmJyxaJlEIE9LEqOh",
+	"/XFhjQ9MkyyXhldaIvGiVh4QojExx440OHNaIPKUsaYvzi1yJOUNb81EFcjVeytA3qRlvVSFzMM+2DGy",
+	"tCUZIWXRMsPvuuY+GmEbTeVBINSxzXN7RWwhnbAfzt64wA4n1alI8BS+en/2cViCCUMjwAjCj3OBdnsn",
+	"0GzvfaEnwIr/HYnL6npuQcBJ4HiwYLoEw3SEV7h9FFWS9x/OX79/9zEBXBznejKl/PDmhqRRuD6hzYPB",
+	"oZDQP94n352eRwKgKxKhfn/p5ohYK4H6VR8RXkyZmflDL4zm/GaueszTDIWxzujxmNblRz7YStR80Ex5",
+	"S9AxKC4VcjJTGBfdayoDCrHVgRA3CgSQgihV57nIrQQ8B2LG/OjdqA67dISNUhkJoYFhfD54FlJS0tyU",
+	"uVS5nauS0SchOyKyCGqM8tp1c5WWdJ3nIhwMogLy35ov3HTYIKv/70pq//XRwAW1wdJtop2Ywv24MF7n",
+	"QppS/i3v6gCGooOYAmdIm0lg49d5CAITSnP/iEvf+8i3CHpW4VMGNomYBoJq2CGS/TwdWCmc8sG/2Y6R",
+	"TxfeThRx2PuDaDAYQKujmwBHkUh6PcAhmLQqHEgFc0AbjYzQDV5psA+0FGfKFze9kzGl2oDpwJiD47kQ",
+	"MsvgzitHtD8YsEphhqhY66k3V0WPatY7PTz4CvtCsq13B7PGdQ/aEnw/Qg0haZNYfwxEiw5540Ip8qGc",
+	"5zJFcYNzf8rwLgR3gy4aAkpibA+hkuVl7LKBOl2mbCiJ5B7o5A89wI+893IxHivgA+F8cTM00i5iMTQP",
+	"h2Fe2GuAyrl0eM3OiKoLu5hMgW2D7zcVYqN2CE81VlgmSwSRjDADeT5CXK9nCh9DR/ZSif2DgQjqubCO",
+	"tQPPPgSItNLh+/refv+aePpDuLBRAwGzRVWvn0oj9o/E/69fYmQEIUin7sThs/1aYUn6BQt9HB1i8cP9",
+	"Z7QyIMHTNWssXx5drgrbiuTKOotxEXw7E8oDo4oaq9jBrmxRKr8qBFZm4qdJJM6+fSW+2t8/gEZ//bM4",
+	"6u93SzURPkFYY1SKbGWaW6cyFGCBtuxMlQKPYdiKAjjhZQucZAOkWAf9QU5YfTVXdp6rv/s7wM+GUg+h",
+	"D664BGSVvamf5ccincrCKf/1wo97LxJgG/aIlmITgCYIIQx3ga0ThfJSG5V1I9aZYkVdC4IFtynwkLSa",
+	"ZyqzaWxQqlhRHHMnpRZspI0sbro1JWxQIwed7C9Q9tPeL95+SmLTWautr0sfEYwB2DlcUFZkNbRBDrsb",
+	"FfbKKbhyw997vzBP+CmMYfn3YL5GtBaceCN+KWEFjcliU2pMdh0Lq1tGg8BB2FiuozWpQqDmacWGusSJ",
+	"A9u6XEDMJWJPUCdGNRbX0thQnV5WrDa+WWlkQR4oA1tcqLlnwQpwLENlC1+3pGuB8zQkWSk2II/tkTiG",
+	"2pcAiqTZDzIsAKwdcyvIqNiFdzpTrMIODwmZlkls8D7nnNI1jb6xc4XwKWSpLId/4S0ewXLGpnpFEJ0E",
+	"zs4pjCPp1gxXQQKmx5YIn0dILUCiY4KagKGQiETaTKhIbK7wbRGERJpSrs2FEyOZXgBfg2cLWUkgc1nb",
+	"NfwYCL3bh5K7TrCBUWxSO5tBvUpsD1dgTXNLQru3Q+JHv7fOA1yhhQ5cTtpgFB5sBC8XbiNih33caigx",
+	"fDF4MUjgMOALY0LK4OQPvW9tcSWLTGW9D4X1llZBOEuvnblOlXGq9mD59vX5ymMlnHvSe/RtMdnjSm4P",
+	"yn6Kdrz2ee2tE1+jUEXRfK6s+VUPd/b7g/4AKjOm7Ax3nvUH/Wfk+j3FV+Q9+L+J8utNvJpQx3EStEeJ",
+	"syYbrIW/+kZ7S3onm9Lhr3Y44gcC5B0brGN/BwdOj+6vs53hznfKf29n6gMFsAucN07jYDDYZJJTltvD",
+	"ip+inWeDw9sLv7P+rc30WCs0GHvetgM8MFTj2Z1q1F75d4Z//KkWZ2DnjTTIv89p5l5O3M7wjzt4Tnd+",
+	"gpqMvBs387Sh6WBI5bullP+CnXvFwiJCR2yWrs0FDIJFDeh87Ra9xJE8vk06b9xwFcexdcOqq/KWrcP7",
+	"iPctbGPgfxrbSCinU2tEh7mGoDAtdh1FHYvNTCOzFM4zCTKsGFUMfOFpbdeBQN8t2TTESe67eseMDSsS",
+	"O3OdXgD5mPLhuruehMo7loxGRPJzEl45JwojpyhZpFMxstdRCdX42hDRw0v1ylM9TfA7T/lSxYu161Db",
+	"FpsgbWh/XL4NLXnwlu/ZmtnuMCbhpqQRqL+ExAbmMrLXuEBXfPfiXReOVL/2oBA2LzDfy48Hm4/UK6rJ",
+	"J6t6XdloHVkV2Wu0gPH0bqkAvQTVSdvy/4R2l7/tkT+885E/bNPLEkj8DWHlvanTMAPyndGFGfFbQIZe",
+	"Hhhl8HSG8EarHH357LsKBfykMIyN4YdzfGtm+yd8BYODZKB1LsGa8PJFo1YCf3MlmKnYUOTErRDWjZqc",
+	"B4sWaHhUipvlqiIGxablIeXgebg+a67RRtkIACcjvUFnYVAW4EZ3EVy63GMCy5qIJuuOD47SC4mPVZuR",
+	"4bVXs98GFtDf587w8YQKXwIVkADxhlHV6W2BDSxObWX8a3IzoQGFNmsIz8N1MdFqz+PWUFh+PLO139bG",
+	"TMMHO1mQFDfr0o1Z5T8jBRmJFnA6YqNkketKnN9wPkjN7D7rcDzR8Jel4R/rmim+RJqWFe2Jua712kjY",
+	"H1DHilg3rFsIUYxgk4XQc6VGrNR66AI56ppJAdQElpdGX2pH2JSjHhNPdPhowFmgFzyMm4JmYiRqsRKM",
+	"Yxu7bl+8Q4UGms1suF238dl0deO0bFGNsrwRG8y36GzW25GqjXQ+pYDfOL51beNxdWgT+DnB3hNvk3Cl",
+	"NXUD227FcK2Xd2HNqiI2dCcOyWt2rgqHiyDZhhVnhf8s72I0j9mOES9JN/pZUPFtLZ5fi9vx3N6h8BMM",
+	"/YYwVFeQB2KtacpvhaPMppsvVlT0w7k1eATWq/aB32NT6wLK98lLK7dG9f/ZJcfCWPHqm3ddVn272Cy9",
+	"GfTFO3zK/Ud5KT9i78fLBurBqBzPdakKlmS7uuGUfGNT9xiVOtqhBLDm7WYDCbC9+UYqOBgMSiMefEJH",
+	"L4iglmCdtQtsvzhT+GTfKMx8kXZiLHXujmODdqMaw6CStU5uZSZGMpcmVQW/kJZ+B9o4r2S2Yae/xwl8",
+	"3j4XdqRab9prgx6ieQsFqL5UBmaObxW1hS8HH1YfZcO9X9xUHjw/2swKnKCUKJKgTnc3JhW9Hr2gsGip",
+	"yvcINLGrDKACKbgq3G1s8Dxhr8HyBa25RIe8rNBQFo3a0ErN2/Bo1SXlV2ySXo8sk2gUvUWRJw11H5v2",
+	"zK02XqD9Je/jUlh7fMwYw9Ub5AKmNZaYUVLuswUNet4Epxgaf/CJSbZYk91iSzZVrCVkHRy9BHePq0fh",
+	"85u5KnHI38wVrSCO9UqyvxFzVpFI5Hyea7Ip27OpV74XbDdKGYFnV175F8ZexUYDk4VPVJMFmQNWeAv7",
+	"UxvSRya+3geb6/RmGIw0eq5Ixa6xRu0ex8ZJk43sdSI6kkZbLFAiIZMcHA1grcq6bIdUWOfYiql3puiJ",
+	"J3QRmxQ/W/yciA69EDodzOTUbATMse/2RYL+gYno8DP6QPz6Z7F/2EXDO5xLMoyNvVRFLjEIPPFY2T/L",
+	"FG3vkMlB6pupAmM1ayOkSxW9LdgiU4XoBBOxXI39MDbJDH0rZeH3oIuCH+LQrJUMeCTbMCiD+tKssPN5",
+	"YPAO949oRQzZk8WGYjWTFTIZK6ATb2mq3aGZfN0bJGWuDeiNzHzEAvdTGjS/oPWI+RMaQ0CzZISKvu01",
+	"Gwme/kTRaMnKD/evczAYoLw5wLHGJqFjUDKtR4fkbrwhOcBxU1RdJkM4bUCGosPTblp3UfHuBih+C0iw",
+	"yo2uyuswk13HABTdNuR+8MGcU2AWfpak2jt191vy/iYr72bs56/GL46ywYv9Fy8O03/Ijp5/JQ/GSspB",
+	"+vy5zAb7z+Wz0fhwvD86GA1GLw4O0mz/eXaU7j8fDcaDgRy8WOP3+1m8LS3Rp2jnYHB0h9JfjBV+KbMz",
+	"usNb88LvrP/WLgz1sX901z7+H9+1742qLsBm6praxYt3FN+5xFbcwvDga3vNRg8YFBK7IzSeYttFN5Vs",
+	"FlMohHwXsRhYUzbxbUsV5I2rTNOhRlBNG3t1jMZznVI8L9Cvtlvjv7hObJDLclHNCCudVjaVCCjBaJcR",
+	"pzTMDMhT6bhi06FBk/2l83ISno3YupYQSuONhJO50j6ddvviZIl1Q9vE2PhCjsc65XcvMumtr5GzpYsA",
+	"XXdkMh3GOLFobLEBZs7QWEM599szfS259XcWB3mzlXLLadzOJl7u78kJ9FGj2uayYEQiKnJXbcBd3s1e",
+	"uw+5vMGYzFNZyNRzuqtbqv1Tm0KU2egzdQY4d1iE3xAtvygBlSqXT03JwnlBpFDX9hXAHiD/NNK5xjhB",
+	"FTUx5SxR0uoT28o5C9EN7kZObd9c7kJ2/3nSeO3V7Pd8kf4NaOk7RS7fMgSx2EAvHPphK/S85DJfEnu+",
+	"PIjALG4eCYjwrooOxw5Np7KYuW6NDsp0uCuksFfFm9xKEZQU/mFQRUim/0hI4yZEhC3tePHXu5DHbUYc",
+	"Z8ovCkOc8suqS+BiVT4mD2gy3UOXMyzSXW/DV+7Q/b+tqrk8XVkbr6wahbajyNuZnZdM3g+BfJ4oZzvl",
+	"3EYzJstv5XeozH2/2WAWj+RWI/3LqNy42ymgFWpAyYcAGzCPJ9zYghu80VvIJlWFmllzm6z0qip2v+GD",
+	"J/JYJKZqe0XnQue5GEljVFFFLztJSQnzKl/4dFoXpWbapevopAXChEW+/xgTZvKEMhtRJq02ewPpVAE2",
+	"Mb7mdqCpCp9rVXxU/t4jzsqMHgv2LAVWFY42M1AJR2DdTChtkGZlcR8A5qzM6Ql9NqPPGiLbTmNoidIG",
+	"iMoMLPcfgcqpPBrowRlTPGcylipkgY9MQmLc6F0nlnLskIf7LcrkOvm0gqeyi4eAS+VkngBpCyBVpHc7",
+	"LRUy9bfjEJW6/yAE83hECITbJjoj6X2OZnwOnaYnFIwuo7jyVck69MwLOymUw9ZXCaYl8kDZhwE7MJMn",
+	"zNmKObzZ2wkIIyGmtyp7qmL3HHNoIo9G2VPftw2yeFmkDYbw8j0ADOGZPGHIZgypNns96dRciTc+jzfM",
+	"tJdCeLM1NjQjOhzgiPwRiprXcwi4GbEJO+ZiudR24RqxeOfFwtQjdGOr8GEmM9U9Fs+DQWxpxZpRGe1i",
+	"szCFkhlG7baFSG1RLOabfLLe4IS/0ePxZxluQsUnolshuvUOgeh+tbTZwRu4MvytEWjwGlwi0jaOyqca",
+	"DYzJJYOCZXfYo9aoq+DsgI61Ie6/ExOrzQStfLt9imMa/JeQTGEJFj5QGvmpGEWOsa6er6IsCLMj6qy8",
+	"I9ixNza2EHXH3oZ/bs0jQtFMqmB0Sz6Vm5wNiaR/Kyfcn55Ozxc+PevcabeeFUprtZUTPL384tbZJ3iw",
+	"W5X0vw+u8js5U7gwj4St1KaHYRBVIIb1/AF9bsFW4trdf56yJIMnhNrIVDZIZzPlXAPPtzVYzhIvGcLy",
+	"GTl3U+tFLm/swotOEu68kBMOcz/tkevtWOecMYA/xyahLxRplr5tKCx8IY3LycMlwoilhXJ7q/WpeCNt",
+	"lKKkTui0NPmTnvdqmTO8LIQs0qm+VP3KV5q44CRkZwheu5KCgXHM2irGYCqNcAq9WNEMlbKn+L44MaFx",
+	"8gHNKNYuRxklzlu6C0oREVGIFFfmqMRYrkshpo/rDpZVIii4fcqGRC6dFx1nhTQ3saliXabWhGQMtOdO",
+	"pNZ5StXCA3W7YqZmtriJkJ9BBkqi29ap8UVIuVKoySKXBft7O4rRP6LAvVGI352p2AyODg+hJWGvjCpK",
+	"dvIHo6+FmlsygpjhiSTfZ4wnjs5eZfgGdirHlEKxmeBTU/jGHs4cAd2aSc3pO1OFboSfYOqs3h5AKJrG",
+	"pgzXtJS3hL2S13uIizKO+xCoglJEuEYoqHAaRAu5jIUkzgpDDm7kGu8UuboH/0F2skW/6UxlsA7znOJY",
+	"rnWyPcWt5nv+c5CWGniC2E/LsVCXdlJycgk6SNt5P1zSRj6dzYEcmDipTkIhWqS52Zpyp/95gQ2GwUs1",
+	"qx0WokkiSWJ7MTKALVKVxaZQPc4+xYGqQqD78oARXPKJpuPZrctbtfQpLEbFZv/odj/0mqttPfLS5jMQ",
+	"dvKuvM/bcoCfyas8naA1J+hkRV66ywka5+p6q+z0LRS43/pzmAJwt49E0IEtpbBz2x9uoVwLOeezCOB3",
+	"J+YEGniScjZKOSXdbCcbkISAKd2ucgGx8i2Wut/YEebxSLADxdwZ71sp5uK/VwlgT/280PM5cDztiOG0",
+	"Vv5hkEU1o8dGIEI1NvMutNLi0lld34ehaWvO6eky2ngZraOzNmTWnrQeDkE9kdHtZLSFdpQstt9eUOCe",
+	"X1dKPhabadhO0ZHFzJKalDOpLTByUsM4kdP6NymhDYB8Dj38/sBDySf7583AMdcqxUx6E9rtjUSDkRBG",
+	"aICxnQnGwBIvueCXhBOKxvG7wJ3anH9j+LkPtIZ4RYFXRiVdbJG866TWAqdqi3//4ao2mSfU2ohadWK6",
+	"hZbw4Xc7YFGRz9otfC/+SON7JIwHp551iznnWucktPVggRTAtoePRMLpPzVEZyyv/4SbsLxRe79Qa5uf",
+	"tyj5KEXKpsx2mehwYtxceY8ZTZzqCjmR2qwbbwp88TFUwAjVscHcfpjZ7pCze6gJxv/X4Rlr4RQmoOYA",
+	"14Zytq81QA3EdMd7D6sROX0mcnzENT9/krc3Ige/+mPcWTInHhOa0LLfRqEzOXdbyLLMRoNJXLgJNgcx",
+	"sgAyuaTgDV6mFP6+1oRbjToGp+0t9Hm/ZbK3cv5IkBEIhFAwlXluF03rO9jJBi21YG3eyvn9Z2neyvkT",
+	"IG1kZWa4xRuohJJAb07fVdiZ8lO1oDw1aKXlNJpFjW0xk34o5nqucm0wQflERWJcKDc1lMsbE6pjBnj6",
+	"GJvFnMyp1tgddbQZW05LTYkcvj8//1BmFM8WHE4aA5XbhVex8Wo2z6VXdKlSVU5MLguFhidVnrOz05Nv",
+	"3p5ujPpPC7Ge/Nh4BP6EZdjDtLjwrypK/3Jg/U/RXZey/xuCUYNQaiOblcuwLYz3TDsyftjG9L4Nhe75",
+	"5ULTeCwXTLVpWx1HQ7k2NwwVfQC3DE3k6abZfNOUW72VeCg1sb68RWp+XxW73xBSTuRxgYiw9Q1sSREt",
+	"AKVczvsPKeVUnkBlI6jY2nZvJaJ5Lm9Ukcoi244rH7DcKyx3v4GlmskjQRbaYpHy3m3RytaIoQWkVAt5",
+	"/zGlmssTqGx+lKwIqQ0dee1z1Uo1V2nlkkw7qP1OzlRCeQmxmXN17ZP1ujjaunPq7CFAE07lcWGTD7vX",
+	"kqhaoxOu5UOBJ5zMEz7dhk+e93wbLRVqplWxl1oTUuRu536o/Kta8XuONMsTeix4Q/MWaWMnKw4Zv26l",
+	"kzbQs7y4DwCAlqf0BEObYWiFxtqQWG4nthUIvcGCDwJ+YCqPDHi8kjOR8xa2I4r2iAPr+WCwBibzhDK3",
+	"okxJUHelpz1Mmbw1XggU33ViJJ0SH959JzoYy4JFtNcpBgfhsAzacTiLXScw5XJIGC4KldrcFiqLzeim",
+	"zLJfyNTvOlEscgoTITkrsDBKZegIrmfzXJG9j6enShwHjho6kcWFKmKDjcM/58Jb4XLr3VAUKhN//W//",
+	"KpJ5oWHdkkhMCqUM/ehUak1GP4/yhaJf7cLn2qjkWIxymV7ERjtxoea+L05lOsWWhXbC4gLJ/FhII+xM",
+	"e68y+khxPGCJaGwCh9aPTWxg9DTVsS0wEoeY62uVCzumDP/lzMhQwflC6snUUyo82D3Mbp9rlXVj86I3",
+	"0uSnb1TuRBGJSSRGkZBD6Gu/L95S/1cK2mDbBym8zVUhTQrdmUyci6/F/tFQXHXSrvhasBt/Kv76P/6X",
+	"OI/EPieZFwJ/+9/i4Plz8df//q/wDS2zOin9syv2RCd8PDjv9sVH2E6aH3StMa+9HcOPi0KVOwct24Xx",
+	"TmAMQ+n5C8dlMUIar3sy19KpTKhsosowXTIsMZTk7RICY2oU0jjMG5jehOa1EfPCzm3hMYzH1Zn4Wlx1",
+	"im4krr7DPyfw50v8c9Q9ribOVnOLmVDXqVKZE/u0edqJTF/qjMKloAHTYnbMebqdj8QFLC6uSOfqTPw9",
+	"dPT34uplN8J2taNB7zreo35sDtjGDQh4VzBVdz4gwTAVR+KjKGk3Eu8Fk+wxDYoJglYvn08l9iWdQHqJ",
+	"6DchxRjOnrZG/Me/i6/FidiDre3i2/9MX5dTcqpJQNUyd+xc/rxQXVrYGm3im/xQpPZSFUDLM/G1uICJ",
+	"n/36l//49w+4DvDXR1wM+Os9h8sRgucA8y5n8jWsHlb99S+12r/+pdbAr395DxQ4Ex2mYOh00O3H5hmt",
+	"qDTuCmGJKBITtFunaucH0FxlHPCGVgl/60jx61/ErDsszyjtHiOQm8q54qAYY48EShYUgBqRcKnMa/RB",
+	"+4qtIySc4LCowod330UCo9BkItcXFBiHPEdCpJ9UepnbCc+GY+WcnstJCEkUmzJATgMnP35/0jt4flTG",
+	"7GHKCmQhLmW+UK4ZqofKxOaqAHgzGIkROFmf34hOss+Kuf3+IOlSHnxKFI+EJ54NDjkekbEB/LWZ9GNz",
+	"ImYyBxJBa0/YaLTuHAgjZyHrPCJpGCuUXYoWAlcShx+9MPbKRGy5YizNOEIAJijliCJoydK4n/Bmwtio",
+	"lPweY5VIvOIApryYWefF/uDg8P/8T/h/Ih2H4zoUb19SLgS+HRv3IY8GwwfZQk+0kTnnysdxizEQFhBF",
+	"PbwKzm7lbiVSrQ08Nske3q17v7ipPHh+9CkRP5y9ER0k3KTXo+AwPSzTWxR5gl3zxSqzrFDOYaSiMMXD",
+	"2FQ7BLexMbARthBXUnv4U3qMdTUUc4lGu9KLw4Ov6KgkZ8oXN72TsVdFcixkvTHhvJ27amY8iFzJS+U2",
+	"mBPVGT/kTb4YK2sn9gNhatviHwPutq3wnrD5c/0NyjX4HXO/hwdf3V7h3Nq30txwP+5vFqVmhV+uGNNt",
+	"nHNIfbNNMP/IZe63TE6zeCwpQWnLREfNtbOZImxfzh+xkveIf6jn2Gqbh+1hEMnKhB5hFjZX7uRd6ORu",
+	"adhocR9UFjaa0pNGp1USNhf2/zNIbG85LduqYifkeOMwpNAScLJpM2eeA3JiljYSEvnPzQkGE+JTMbhq",
+	"pxnZE8EVhBUSpWKzpAFCIfdqqtOpyGWWgVzPo0IXr0jIOcmXQZhChrgfm7poUDDDT0lZqTry+CUPWs66",
+	"LhioWyK8r1Dw5+Wyu/vJfMp6+KWdztZlPQSiwJiYFJ/zMw/l7Vj/UAD+CdVvQfUWRDMv5M0tEgYVuecC",
+	"BkziscgXuGGsmUG3+NtyYlINCrLQghjeULmHQBEwk8dEFkwPwo45vD3+egfqaHO9lCv7AK6Yci5P18zm",
+	"a6airFaU1JKEHgj1PBHOdsLZTjJ+qma3GEieU5H7fR3hJB5PuJjZbRbXVKYFVODC3X+owGk8QcVGqPC8",
+	"zVtIhnUpm0Mj2DzHR80hyNacfK2eOiISyWih84xHkghb8C/fSK8S4fTEyNwJKYy6is1c+nSKj+FGFEpm",
+	"lEWjlmQz6Yv39JqJAr32Q367hJ+S8qWZ8lnEhu1x6JVd3NiFmNocgyEkr8e9d9ao3lvoMonY2IPCLGgn",
+	"pirPxNVU54peSbWLjfMap1s2iBk77SLPxEiJZ4PDbrB1ga8qEweDgZBOOEtZFKQhIwBeVTRJovgPqNh6",
+	"FrRfPJliYZywC98XP2o/tQu/OmhbsJWDQX1cbHisQuawfDfCeZmHSBM05tRiZAh6B+6LH3mKZfoiN114",
+	"JzJ7ZYSMDS5DbVnKqcFguRHRke6CAkENyzkWap7rVAYDhy7aC4SGrshig96Qp9KJXI1ZjSdyayaqwPXf",
+	"oML73IQhP0rtPxNKuMvfGkx+fw+yPxh5KXWO8ZPXa+E4oAmGyr0sd2pzyhD+Zc/5QsnZ5nw7IsGoI5g0",
+	"rUeFE9HBfKNF7yMQEuVljCiC2KiwVw7NQxL8/aNdFKlKEFVcbLTv0snBVFqYcn5enUw68iPFZyVkWa2b",
+	"b6BtXpIksdHZUAyen754dvry+emzg6Pn//Dyq9hgm8PqqGfSy6H4Jd6pwDHeGcY7KzV3or/+y7994rZj",
+	"k+iMLUdUPdVpJBLsIeEMXCIkeQPEhb4SirmlDcbf+seP798JbQAflEiYmk+pAQrfMmwk7wk4ytsLTWhA",
+	"BT0el4m7YhNKc8Jh7UXnChZuBbT5KQG3hoz4umTMRcnWaP0BYVcj4kQCU68x1ERiYXLlnEjeSOd7OIPe",
+	"628S6Fin0+ZeY9a2rDRaQQMBY1TqXZfterQPQHks5EqbbMYkzQ0Zb1UTnijvlhLw7jqeRjnSuhUs0lPV",
+	"f2xm2jkyc8ImKMnaaOHZmE2bYBuJFj92hoazuJudZIimqT2Z60uVdJHUihtx8JyNCR1brs4Le62Vo/1K",
+	"c+uCTRaPAo0nzyvgx7WScMvB2RJy7FUh9p+LmTYLr0J6PYZ8uhm1r10Xw2qCpCiLzdKKdiM4ZFM5d8Lb",
+	"5ZuiL5LvT0++ScKNgUOdKonPR7k1qh+bd5TtiizrOomxPUyLlXSFsYUYLdCsDZ+VJE7/RnSSP/RO0lTl",
+	"vZf4VZvJUBibrM3J9hFn/l+qNLFL98vqwxueTmYyML8f0UChUqUvVXa8BD5Ej9qvIUm8H9F4L9yAmGv5",
+	"6BDYqkKmMIjKNq5+TrUTemIwXTLOScPgaOF2oh2oAkJCfSN2olrMppm8piyGO8Ojw2glhNNP7YJB1WG5",
+	"GRNqKcM0YrTgLOfl8tfSSQNXOkRSd7C8Q0HZJGuwiRklMVFlE2QD9IUqdZiDHgEEuXIwSVazub8RZHSL",
+	"hqv1o+aAeyrQbI54zGFCK3xrmKtzCoEIx4i0gsZj5EHaFVxHIErnQiK43kme26veezQx3HQLc+09qso1",
+	"sSLX+xQtN3t6PbdO9b6v+m3dMFUNNT9FO43MdWsuaL6HykPZxzhiPy90obKdoS8Wqk526hoTJO4Md0KF",
+	"NQsb7ayc3m0dJwy6fPTNRJvrrphLhFq0R6bjSdy49sQLtx/nuq1/BJzdOh4LXVZqDBPfYg3ju4283mZj",
+	"hlO8yiourGS3OCudizARvfPMOXRGN5wWlpLWd9nqO+DrlXSxQTNaN+XM8rKRBXG4dI1HJetjEYDWpc9P",
+	"CCqSPU6t2PyWSoOvzLIgY/JGHshGbsm9v/7LvyVkW5HMtTEqS2KDQf1clzkmuqDXJRXlXKhI1cydhU5i",
+	"I52oTdrjVxS6oSrMUYzRM8DrmaIVSCbKABar7MQndXZvrXHvG+187Zr8bHkK2vmNZaq/UVLSlST0TUJu",
+	"dWqaxCMnnKi+RalK57e18GiRZVq5lsWqt807lL7bSFqXzi82Qsr7IAYBXGmvZtVDXXDCgKMUuLhaMu1a",
+	"RJOOJTmKolzHhoNxowImkXmedIci+SXe4RZRsiMmJPyCfEe8E8U7cHqhAH6GAdG3T+yGEcfAyBD3HdjK",
+	"2OAMvLX9IN2xSIgTGt14sm/BP5bTJjfXas2oEmieEiuTDZX0Iky9dCQhhgi9vkrfFZT5HC4fARV/cXix",
+	"xiZ4aiA0R4xVKCphPknoLNTfLUtV7V+x1osK879oKdxQJJw7A7g+/nPPXejVH9JpYWdy5WeiR1JQIrHV",
+	"/tyrPs7kHP/LZh61P+uGc/Dzsh0d/FYPcgL/JhU8lkZHoJT7redigH+Pc3WdBBkffylzUjX+Uc+Dhv2t",
+	"Bjio/4z+ovADwQLN2GRcOVjx1UaOsaNwzvjMWP1VWyG+Tss5T5Qs8HdVqJk1PMMQLBP+riLdJZiNHYnY",
+	"qBCnNgiGHSlgowKZ0ObtOpHQNndJz+ks8nN8RPjmslcmkFEUhA2i8am8BKot3Tgx0vyaNPBLqYyJyUDb",
+	"RZOFZMyjm8BLcGb72DC3gueEEoOTzNc0oIxYA0puP9hkjjLY2qzRsQHoCidSdBLAu6TbF69RZ4r6kVry",
+	"fGvym4gj6meq9oEt4FAjEZuOVwYP9NuXwCLAAMnfSJx8eL3rMJ8AoNqoIKX95E96nsCUE+DI5753alKb",
+	"aTNJxM899jqLzaiwPtfMncG+CK/VcagNUn+lBA5K7ZX2OmffvhJf7e8PYvPrn8X+Qf95/9kQ9TBUgsEP",
+	"uE6oCdR/jCcqF71eNeEEp5+hnqd7LA4HRzAAa1RsaPlXe/byApNqaybAICHicwl9s0ahGxYSjrdWuCmw",
+	"n96i8Ihdi87CZKoQsLe430MhS2JqoFq33EASSLSrORMG70EpiDukgM+UDByT6qO/4BxVNzSBCNXysM/L",
+	"LwWx2ZQwf1vi8Ugkr4jAe29sivxfAucrNqk01mB0/R/O3vRrxar4/I40pnzwhuzul+J7BIxQmd4PHxM4",
+	"bYUKxweRQDuB33YdMcfhiOKWhy+NO68bhfwTtN/jcC2jTfGAKb/yVqwpUgUm9hILU8u0wXMgV0WqG3YP",
+	"XQsDM4fzANII6FBuLpxQztAOU7ghb1yAmBJcWGyR7sLFBjqBuyESSa8HlXtYORmGYgBqzsi5m1of1TPP",
+	"N253YBwmUhORxSYp1BhlBW6k1yNT2EYX3Q2vLC+BqfrP5GT/4sbROMLfsz/d4KhVhZMSxf5GAsppgxsO",
+	"PLJczQSvDZL7u2/wPQHopya4IBd+i9DC3MbtDD0Wa8n+V4xG+5Jtm17i6e5avnU3FQt1l7J3aB4Zu9YF",
+	"2zZcMrHtS7ZsmjjfdqVaNglMdZsyLZurZy5vV3Apw/XdK911ZG3LU87SW8u0bG4ph2Hrsm2bD7nGWpSq",
+	"J7raWpyzDt1apuUYa8khWpVr2WwjaHzLki2bbgaOblv0To2XAWRbl23b/Nrwj3etcsfOQoC39oVbdlC5",
+	"qLcptuS7fNcqdxvTNu/EVvVb9hY8aFqUaqmF3GBw36ZOu8KlUW2LUi2bDMlh2xWr67o+o8rdxlTToN29",
+	"xmd0dade7trBculq3TcbSP/IZe63hTTN4pGYSPO2hohs0rtIuKmd03MaqvWQ0rZkZ15/1G6jko8X2rzi",
+	"0vfcwaucyWNx8LrQRvBO1xy8LrTZbje9FWA32t0vk8sD8NYp5/Jkh7/ZZacisvZU1cKxtCKnh+FdGiby",
+	"mLBnxbf0TtDT2r90iVQeBvA8+Zi2wJ0WLqbLjHgbxHkYnDFS0WPijokFruCGfr0DedwJa+4/zFRzecKZ",
+	"jThTI612lNSWhh4K/TzRzi20s14mhwoqXRTa3+Dm/+BUcTJBr4Q//gT7QcY4m3w3phYDRxaX5Bejnchs",
+	"ukDr/47qT/pCkrmCKJ/Rsb1EWCOm3s+He3v4HdoZvhi8GHT7O9HOosh3hjt7SA885hWDdTS+Ep15Lm/k",
+	"KFc1Dw92SqNA5YXNyYRYjnSuvSZTdXboYPNPINBm6y/JhC1qIHpUCrFkawRsYcRO41Eza1fUSDAYceib",
+	"SPCbbES1Bb/ZRGKcq2syZqmNrjrcqwN8FR4ZRWckvc8VW+hHAueEIyQ7/fI5shussmFV1BUMrNZZPRHm",
+	"anc/rqh9SNcTND+1hgJtrTbyVs65hVTmuV34ev/4drRa55RDkUYYhzRaF3OSpsWhyupNhjeA1Va/kzMl",
+	"ZmWIU1oT+HfPmvxG1B4L6yPEZ8rVxj6spk+iVsusJo1lpli6a3a0fNwlhyTTQ+/Pyu8lDEO7dE31M3kV",
+	"UgaSMxB5Vwi/PI16oTXtnK/3PsUxoSl7mW8g6INrbZdm12s2smEegUZYlWU/vTMm5HS6YjCBiJGxaQ8a",
+	"hXHQxc0OAcMVW8HTczmhlQ12XmRPSCMp7WLRgq9QY31deWnXHNhL+zNZOZ2zJ93YFsDuxaaTtLEK6/Yb",
+	"Lv6YRcOotaaLERoBS3MjcuU9gopTorPGqqwMtC5K07JILOZzVfSwzg9nb9CGbxCb4NzBYR/3j8RUXctM",
+	"pXomc5HpiYbjdjg4FB124WwOrbti4Yme+NBW2MC+oE1nn3myhqkvt6itdvAldcFO74ezN+hsuzrN4YpL",
+	"qMyccLD6MqceYBEKu5hM2RX0h7M3jqw5YzPT1/D9ytbcCOCU8T5jEAUySKs5gJB9VzjEOMI1RH6yQrzk",
+	"0bpsGMQmQGiTVzdLRTNbMgwacgIDdhTdZky7FFfUmqDmwJubTcahr10XG7aWBcIi49vmtjbmOSLbsFXA",
+	"szPlp2rhxEz5QqdkK0j8pS3qgFDynOsg4fvzt2/EXE7Y1nCu7DxXx8JYAUxID294TH2jsjqCQoUNwIUp",
+	"DuiUX+pM2XAW2KC+UAzQbM5cOUZR9gPymxSdile5ManoUe6ApFsHYfhl59NPn/5vAAAA//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,
