@@ -53,6 +53,7 @@ func TestMetrics(t *testing.T) {
 		{"/v1/version?wait=1ms", 304},     // held: a series of its own
 		{"/v1/weapons/skins?q=odin", 200}, // queries: series of their own
 		{"/v1/weapons/skins/" + skin + "?fields=uuid", 200},
+		{"/browse/weapons-skins?q=odin", 200}, // a page's search too
 	} {
 		if res := check.Do(t, h, get(tc.target, "If-None-Match", ed.VersionBody().ETag())); res.StatusCode != tc.status {
 			t.Fatalf("GET %s: %d, want %d", tc.target, res.StatusCode, tc.status)
@@ -94,7 +95,7 @@ func TestMetrics(t *testing.T) {
 			}
 		}
 	}
-	for _, want := range []string{"/v1/weapons/skins/{uuid} 200", "/v1/weapons/skins/{uuid} 404", "unmatched 404", "/v1/version?wait 304", "/v1/weapons/skins?q 200", "/v1/weapons/skins/{uuid}?fields 200"} {
+	for _, want := range []string{"/v1/weapons/skins/{uuid} 200", "/v1/weapons/skins/{uuid} 404", "unmatched 404", "/v1/version?wait 304", "/v1/weapons/skins?q 200", "/v1/weapons/skins/{uuid}?fields 200", "/browse/{catalog}?q 200"} {
 		if !series[want] {
 			t.Errorf("no request series %q; have %v", want, series)
 		}

@@ -6,6 +6,9 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"os"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -502,6 +505,82 @@ func TestQueryUpstreamFields(t *testing.T) {
 		body, _ := io.ReadAll(res.Body)
 		if res.StatusCode != http.StatusBadRequest || !bytes.Contains(body, []byte(says)) {
 			t.Errorf("GET %s: %d %s; want 400 saying %s", target, res.StatusCode, body, says)
+		}
+	}
+}
+
+// TestQueryDocExamples: every curl command of docs/query.md answers, over the
+// full sample, what the comment after it says: "→ N items: …" is a 200 with N
+// items, "→ 400: …" a 400, a bare "→ …" a 200; and the answer holds the
+// comment's JSON, whose "…" stand for any bytes, piece by piece in order.
+func TestQueryDocExamples(t *testing.T) {
+	t.Parallel()
+	doc, err := os.ReadFile("../docs/query.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := handler(t, edition.Serve(sample(t)), nil)
+	check := apitest.New(t)
+	// Commands joined across their "\" line ends; an answer's comment across
+	// its continuation lines ("#" and more than three spaces).
+	var cmds, answers []string
+	for _, line := range strings.Split(string(doc), "\n") {
+		switch {
+		case strings.HasPrefix(line, "curl "):
+			cmds, answers = append(cmds, line), append(answers, "")
+		case len(cmds) > 0 && strings.HasSuffix(cmds[len(cmds)-1], `\`):
+			cmds[len(cmds)-1] = strings.TrimSuffix(cmds[len(cmds)-1], `\`) + " " + strings.TrimSpace(line)
+		case len(cmds) > 0 && strings.HasPrefix(line, "#   → "):
+			answers[len(answers)-1] = strings.TrimPrefix(line, "#   → ")
+		case len(cmds) > 0 && answers[len(answers)-1] != "" && strings.HasPrefix(line, "#    "):
+			answers[len(answers)-1] += " " + strings.TrimSpace(strings.TrimPrefix(line, "#"))
+		}
+	}
+	if len(cmds) < 6 {
+		t.Fatalf("%d curl commands in docs/query.md; it shows 6", len(cmds))
+	}
+	pathRE := regexp.MustCompile(`\$api(/\S+)`)
+	paramRE := regexp.MustCompile(`--data-urlencode '([^']*)'`)
+	countRE := regexp.MustCompile(`^(\d+) items?: `)
+	for i, cmd := range cmds {
+		p := pathRE.FindStringSubmatch(cmd)
+		if p == nil {
+			t.Errorf("%s: no $api/… path", cmd)
+			continue
+		}
+		q := url.Values{}
+		for _, m := range paramRE.FindAllStringSubmatch(cmd, -1) {
+			k, v, _ := strings.Cut(m[1], "=")
+			q.Add(k, v)
+		}
+		target := p[1] + "?" + q.Encode()
+		status, items, want := http.StatusOK, -1, answers[i]
+		if m := countRE.FindStringSubmatch(want); m != nil {
+			items, _ = strconv.Atoi(m[1])
+			want = strings.TrimPrefix(want, m[0])
+		} else if rest, ok := strings.CutPrefix(want, "400: "); ok {
+			status, want = http.StatusBadRequest, rest
+		}
+		res := check.Do(t, h, get(target))
+		body, _ := io.ReadAll(res.Body)
+		if res.StatusCode != status {
+			t.Errorf("GET %s: %d %.300s; docs/query.md says %d", target, res.StatusCode, body, status)
+			continue
+		}
+		if items >= 0 {
+			var env struct{ Data []json.RawMessage }
+			if err := json.Unmarshal(body, &env); err != nil || len(env.Data) != items {
+				t.Errorf("GET %s: %d items (%v); docs/query.md says %d", target, len(env.Data), err, items)
+			}
+		}
+		rest := string(body)
+		for _, piece := range strings.Split(want, "…") {
+			at := strings.Index(rest, piece)
+			if at < 0 {
+				t.Errorf("GET %s: the answer lacks %s where docs/query.md shows it:\n%.600s", target, piece, body)
+				break
+			}
+			rest = rest[at+len(piece):]
 		}
 	}
 }

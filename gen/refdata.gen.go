@@ -1903,7 +1903,7 @@ type GameMode struct {
 	// Duration Match time limit; null without a hard cap.
 	Duration *string `json:"duration"`
 
-	// EconomyType Internal enum string, e.g. `EAresEconomyType::Standard`.
+	// EconomyType Internal enum string, e.g. `EEconomyTypes::Other`; null for the standard economy.
 	EconomyType *string `json:"economyType"`
 
 	// GameFeatureOverrides Null when none apply.
@@ -1924,7 +1924,7 @@ type GameMode struct {
 	OrbCount      float64 `json:"orbCount"`
 	RoundsPerHalf float64 `json:"roundsPerHalf"`
 
-	// TeamRoles Null for standard modes.
+	// TeamRoles Enum strings such as `EAresTeamRole::FreeForAll`; null for standard modes.
 	TeamRoles            *[]string                `json:"teamRoles"`
 	Uuid                 string                   `json:"uuid"`
 	AdditionalProperties map[string]UpstreamField `json:"-"`
@@ -1932,6 +1932,7 @@ type GameMode struct {
 
 // GameMode_GameFeatureOverrides_Item defines model for GameMode.gameFeatureOverrides.Item.
 type GameMode_GameFeatureOverrides_Item struct {
+	// FeatureName Enum string such as `EGameFeatureToggleName::AllowShoppingWhileDead`.
 	FeatureName          string                   `json:"featureName"`
 	State                bool                     `json:"state"`
 	AdditionalProperties map[string]UpstreamField `json:"-"`
@@ -1939,6 +1940,7 @@ type GameMode_GameFeatureOverrides_Item struct {
 
 // GameMode_GameRuleBoolOverrides_Item defines model for GameMode.gameRuleBoolOverrides.Item.
 type GameMode_GameRuleBoolOverrides_Item struct {
+	// RuleName Enum string such as `EGameRuleBoolName::SkipPregame`.
 	RuleName             string                   `json:"ruleName"`
 	State                bool                     `json:"state"`
 	AdditionalProperties map[string]UpstreamField `json:"-"`
@@ -1964,17 +1966,19 @@ type GameModeAll struct {
 	// Duration Match time limit; null without a hard cap.
 	Duration *string `json:"duration"`
 
-	// EconomyType Internal enum string, e.g. `EAresEconomyType::Standard`.
+	// EconomyType Internal enum string, e.g. `EEconomyTypes::Other`; null for the standard economy.
 	EconomyType *string `json:"economyType"`
 
 	// GameFeatureOverrides Null when none apply.
 	GameFeatureOverrides *[]struct {
+		// FeatureName Enum string such as `EGameFeatureToggleName::AllowShoppingWhileDead`.
 		FeatureName string `json:"featureName"`
 		State       bool   `json:"state"`
 	} `json:"gameFeatureOverrides"`
 
 	// GameRuleBoolOverrides Null when none apply.
 	GameRuleBoolOverrides *[]struct {
+		// RuleName Enum string such as `EGameRuleBoolName::SkipPregame`.
 		RuleName string `json:"ruleName"`
 		State    bool   `json:"state"`
 	} `json:"gameRuleBoolOverrides"`
@@ -1991,7 +1995,7 @@ type GameModeAll struct {
 	OrbCount      float64 `json:"orbCount"`
 	RoundsPerHalf float64 `json:"roundsPerHalf"`
 
-	// TeamRoles Null for standard modes.
+	// TeamRoles Enum strings such as `EAresTeamRole::FreeForAll`; null for standard modes.
 	TeamRoles            *[]string                `json:"teamRoles"`
 	Uuid                 string                   `json:"uuid"`
 	AdditionalProperties map[string]UpstreamField `json:"-"`
@@ -2136,6 +2140,12 @@ type Gear struct {
 	// Description Localized description.
 	Description string `json:"description"`
 
+	// Descriptions The description's lines, localized, as the buy menu shows them. The public API's gear has it; a client reading it may fail on gear without it.
+	Descriptions *[]string `json:"descriptions,omitempty"`
+
+	// Details The buy menu's stat lines, each a localized label and value (`DAMAGE ABSORBED`, `66%`).
+	Details *[]Gear_Details_Item `json:"details,omitempty"`
+
 	// DisplayIcon Absolute URL of an image or video on the media host; may be null.
 	//
 	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
@@ -2152,12 +2162,25 @@ type Gear struct {
 	AdditionalProperties map[string]UpstreamField `json:"-"`
 }
 
+// Gear_Details_Item defines model for Gear.details.Item.
+type Gear_Details_Item struct {
+	Name                 string                   `json:"name"`
+	Value                string                   `json:"value"`
+	AdditionalProperties map[string]UpstreamField `json:"-"`
+}
+
 // GearAll (language=all: each localized text is an object keyed by locale.)
 type GearAll struct {
 	AssetPath string `json:"assetPath"`
 
 	// Description A localized text in every locale (language=all): the 18 locale codes, each with its text (en-US where the locale has none).
 	Description LocalizedText `json:"description"`
+
+	// Descriptions The description's lines, localized, as the buy menu shows them. The public API's gear has it; a client reading it may fail on gear without it.
+	Descriptions *[]LocalizedText `json:"descriptions,omitempty"`
+
+	// Details The buy menu's stat lines, each a localized label and value (`DAMAGE ABSORBED`, `66%`).
+	Details *[]GearAll_Details_Item `json:"details,omitempty"`
 
 	// DisplayIcon Absolute URL of an image or video on the media host; may be null.
 	//
@@ -2168,6 +2191,16 @@ type GearAll struct {
 	DisplayName          LocalizedText            `json:"displayName"`
 	ShopData             *ShopDataAll             `json:"shopData"`
 	Uuid                 string                   `json:"uuid"`
+	AdditionalProperties map[string]UpstreamField `json:"-"`
+}
+
+// GearAll_Details_Item defines model for GearAll.details.Item.
+type GearAll_Details_Item struct {
+	// Name A localized text in every locale (language=all): the 18 locale codes, each with its text (en-US where the locale has none).
+	Name LocalizedText `json:"name"`
+
+	// Value A localized text in every locale (language=all): the 18 locale codes, each with its text (en-US where the locale has none).
+	Value                LocalizedText            `json:"value"`
 	AdditionalProperties map[string]UpstreamField `json:"-"`
 }
 
@@ -3275,7 +3308,10 @@ type ShopData struct {
 	// NewImage2 Absolute URL of an image or video on the media host; may be null.
 	//
 	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
-	NewImage2            *Url                     `json:"newImage2"`
+	NewImage2 *Url `json:"newImage2"`
+
+	// ShopOrderPriority Order within the buy menu's category; the public API's later answers carry it (the 2021 captures do not).
+	ShopOrderPriority    *float64                 `json:"shopOrderPriority,omitempty"`
 	AdditionalProperties map[string]UpstreamField `json:"-"`
 }
 
@@ -3309,7 +3345,10 @@ type ShopDataAll struct {
 	// NewImage2 Absolute URL of an image or video on the media host; may be null.
 	//
 	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
-	NewImage2            *Url                     `json:"newImage2"`
+	NewImage2 *Url `json:"newImage2"`
+
+	// ShopOrderPriority Order within the buy menu's category; the public API's later answers carry it (the 2021 captures do not).
+	ShopOrderPriority    *float64                 `json:"shopOrderPriority,omitempty"`
 	AdditionalProperties map[string]UpstreamField `json:"-"`
 }
 
@@ -4166,6 +4205,9 @@ type ManifestId = string
 // Example: de-DE
 type PageLanguage = Locale
 
+// PageQ Example: name:vandal
+type PageQ = string
+
 // Q Example: chromas.displayName:red -contentTierUuid=null
 type Q = string
 
@@ -4536,6 +4578,10 @@ type GetBrowseCatalogPageParams struct {
 	// the API's `language`). Default en-US. `all` and anything else are 400: a page shows
 	// one language.
 	Language *PageLanguage `form:"language,omitempty" json:"language,omitempty"`
+
+	// Q The items to list: a query as the catalog list's `q` takes it (parameter `Q`), in
+	// the page's `language`. Blank: every item. At most 512 characters.
+	Q *PageQ `form:"q,omitempty" json:"q,omitempty"`
 }
 
 // GetBrowseItemPageParams defines parameters for GetBrowseItemPage.
@@ -14320,6 +14366,22 @@ func (a *Gear) UnmarshalJSON(b []byte) error {
 		delete(object, "description")
 	}
 
+	if raw, found := object["descriptions"]; found {
+		err = json.Unmarshal(raw, &a.Descriptions)
+		if err != nil {
+			return fmt.Errorf("error reading 'descriptions': %w", err)
+		}
+		delete(object, "descriptions")
+	}
+
+	if raw, found := object["details"]; found {
+		err = json.Unmarshal(raw, &a.Details)
+		if err != nil {
+			return fmt.Errorf("error reading 'details': %w", err)
+		}
+		delete(object, "details")
+	}
+
 	if raw, found := object["displayIcon"]; found {
 		err = json.Unmarshal(raw, &a.DisplayIcon)
 		if err != nil {
@@ -14381,6 +14443,20 @@ func (a Gear) MarshalJSON() ([]byte, error) {
 		return nil, fmt.Errorf("error marshaling 'description': %w", err)
 	}
 
+	if a.Descriptions != nil {
+		object["descriptions"], err = json.Marshal(a.Descriptions)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'descriptions': %w", err)
+		}
+	}
+
+	if a.Details != nil {
+		object["details"], err = json.Marshal(a.Details)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'details': %w", err)
+		}
+	}
+
 	object["displayIcon"], err = json.Marshal(a.DisplayIcon)
 	if err != nil {
 		return nil, fmt.Errorf("error marshaling 'displayIcon': %w", err)
@@ -14399,6 +14475,85 @@ func (a Gear) MarshalJSON() ([]byte, error) {
 	object["uuid"], err = json.Marshal(a.Uuid)
 	if err != nil {
 		return nil, fmt.Errorf("error marshaling 'uuid': %w", err)
+	}
+
+	for fieldName, field := range a.AdditionalProperties {
+		object[fieldName], err = json.Marshal(field)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling '%s': %w", fieldName, err)
+		}
+	}
+	return json.Marshal(object)
+}
+
+// Getter for additional properties for Gear_Details_Item. Returns the specified
+// element and whether it was found
+func (a Gear_Details_Item) Get(fieldName string) (value UpstreamField, found bool) {
+	if a.AdditionalProperties != nil {
+		value, found = a.AdditionalProperties[fieldName]
+	}
+	return
+}
+
+// Setter for additional properties for Gear_Details_Item
+func (a *Gear_Details_Item) Set(fieldName string, value UpstreamField) {
+	if a.AdditionalProperties == nil {
+		a.AdditionalProperties = make(map[string]UpstreamField)
+	}
+	a.AdditionalProperties[fieldName] = value
+}
+
+// Override default JSON handling for Gear_Details_Item to handle AdditionalProperties
+func (a *Gear_Details_Item) UnmarshalJSON(b []byte) error {
+	object := make(map[string]json.RawMessage)
+	err := json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["name"]; found {
+		err = json.Unmarshal(raw, &a.Name)
+		if err != nil {
+			return fmt.Errorf("error reading 'name': %w", err)
+		}
+		delete(object, "name")
+	}
+
+	if raw, found := object["value"]; found {
+		err = json.Unmarshal(raw, &a.Value)
+		if err != nil {
+			return fmt.Errorf("error reading 'value': %w", err)
+		}
+		delete(object, "value")
+	}
+
+	if len(object) != 0 {
+		a.AdditionalProperties = make(map[string]UpstreamField)
+		for fieldName, fieldBuf := range object {
+			var fieldVal UpstreamField
+			err := json.Unmarshal(fieldBuf, &fieldVal)
+			if err != nil {
+				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
+			}
+			a.AdditionalProperties[fieldName] = fieldVal
+		}
+	}
+	return nil
+}
+
+// Override default JSON handling for Gear_Details_Item to handle AdditionalProperties
+func (a Gear_Details_Item) MarshalJSON() ([]byte, error) {
+	var err error
+	object := make(map[string]json.RawMessage)
+
+	object["name"], err = json.Marshal(a.Name)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'name': %w", err)
+	}
+
+	object["value"], err = json.Marshal(a.Value)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'value': %w", err)
 	}
 
 	for fieldName, field := range a.AdditionalProperties {
@@ -14449,6 +14604,22 @@ func (a *GearAll) UnmarshalJSON(b []byte) error {
 			return fmt.Errorf("error reading 'description': %w", err)
 		}
 		delete(object, "description")
+	}
+
+	if raw, found := object["descriptions"]; found {
+		err = json.Unmarshal(raw, &a.Descriptions)
+		if err != nil {
+			return fmt.Errorf("error reading 'descriptions': %w", err)
+		}
+		delete(object, "descriptions")
+	}
+
+	if raw, found := object["details"]; found {
+		err = json.Unmarshal(raw, &a.Details)
+		if err != nil {
+			return fmt.Errorf("error reading 'details': %w", err)
+		}
+		delete(object, "details")
 	}
 
 	if raw, found := object["displayIcon"]; found {
@@ -14512,6 +14683,20 @@ func (a GearAll) MarshalJSON() ([]byte, error) {
 		return nil, fmt.Errorf("error marshaling 'description': %w", err)
 	}
 
+	if a.Descriptions != nil {
+		object["descriptions"], err = json.Marshal(a.Descriptions)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'descriptions': %w", err)
+		}
+	}
+
+	if a.Details != nil {
+		object["details"], err = json.Marshal(a.Details)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'details': %w", err)
+		}
+	}
+
 	object["displayIcon"], err = json.Marshal(a.DisplayIcon)
 	if err != nil {
 		return nil, fmt.Errorf("error marshaling 'displayIcon': %w", err)
@@ -14530,6 +14715,85 @@ func (a GearAll) MarshalJSON() ([]byte, error) {
 	object["uuid"], err = json.Marshal(a.Uuid)
 	if err != nil {
 		return nil, fmt.Errorf("error marshaling 'uuid': %w", err)
+	}
+
+	for fieldName, field := range a.AdditionalProperties {
+		object[fieldName], err = json.Marshal(field)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling '%s': %w", fieldName, err)
+		}
+	}
+	return json.Marshal(object)
+}
+
+// Getter for additional properties for GearAll_Details_Item. Returns the specified
+// element and whether it was found
+func (a GearAll_Details_Item) Get(fieldName string) (value UpstreamField, found bool) {
+	if a.AdditionalProperties != nil {
+		value, found = a.AdditionalProperties[fieldName]
+	}
+	return
+}
+
+// Setter for additional properties for GearAll_Details_Item
+func (a *GearAll_Details_Item) Set(fieldName string, value UpstreamField) {
+	if a.AdditionalProperties == nil {
+		a.AdditionalProperties = make(map[string]UpstreamField)
+	}
+	a.AdditionalProperties[fieldName] = value
+}
+
+// Override default JSON handling for GearAll_Details_Item to handle AdditionalProperties
+func (a *GearAll_Details_Item) UnmarshalJSON(b []byte) error {
+	object := make(map[string]json.RawMessage)
+	err := json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["name"]; found {
+		err = json.Unmarshal(raw, &a.Name)
+		if err != nil {
+			return fmt.Errorf("error reading 'name': %w", err)
+		}
+		delete(object, "name")
+	}
+
+	if raw, found := object["value"]; found {
+		err = json.Unmarshal(raw, &a.Value)
+		if err != nil {
+			return fmt.Errorf("error reading 'value': %w", err)
+		}
+		delete(object, "value")
+	}
+
+	if len(object) != 0 {
+		a.AdditionalProperties = make(map[string]UpstreamField)
+		for fieldName, fieldBuf := range object {
+			var fieldVal UpstreamField
+			err := json.Unmarshal(fieldBuf, &fieldVal)
+			if err != nil {
+				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
+			}
+			a.AdditionalProperties[fieldName] = fieldVal
+		}
+	}
+	return nil
+}
+
+// Override default JSON handling for GearAll_Details_Item to handle AdditionalProperties
+func (a GearAll_Details_Item) MarshalJSON() ([]byte, error) {
+	var err error
+	object := make(map[string]json.RawMessage)
+
+	object["name"], err = json.Marshal(a.Name)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'name': %w", err)
+	}
+
+	object["value"], err = json.Marshal(a.Value)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'value': %w", err)
 	}
 
 	for fieldName, field := range a.AdditionalProperties {
@@ -17634,6 +17898,14 @@ func (a *ShopData) UnmarshalJSON(b []byte) error {
 		delete(object, "newImage2")
 	}
 
+	if raw, found := object["shopOrderPriority"]; found {
+		err = json.Unmarshal(raw, &a.ShopOrderPriority)
+		if err != nil {
+			return fmt.Errorf("error reading 'shopOrderPriority': %w", err)
+		}
+		delete(object, "shopOrderPriority")
+	}
+
 	if len(object) != 0 {
 		a.AdditionalProperties = make(map[string]UpstreamField)
 		for fieldName, fieldBuf := range object {
@@ -17696,6 +17968,13 @@ func (a ShopData) MarshalJSON() ([]byte, error) {
 	object["newImage2"], err = json.Marshal(a.NewImage2)
 	if err != nil {
 		return nil, fmt.Errorf("error marshaling 'newImage2': %w", err)
+	}
+
+	if a.ShopOrderPriority != nil {
+		object["shopOrderPriority"], err = json.Marshal(a.ShopOrderPriority)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'shopOrderPriority': %w", err)
+		}
 	}
 
 	for fieldName, field := range a.AdditionalProperties {
@@ -17804,6 +18083,14 @@ func (a *ShopDataAll) UnmarshalJSON(b []byte) error {
 		delete(object, "newImage2")
 	}
 
+	if raw, found := object["shopOrderPriority"]; found {
+		err = json.Unmarshal(raw, &a.ShopOrderPriority)
+		if err != nil {
+			return fmt.Errorf("error reading 'shopOrderPriority': %w", err)
+		}
+		delete(object, "shopOrderPriority")
+	}
+
 	if len(object) != 0 {
 		a.AdditionalProperties = make(map[string]UpstreamField)
 		for fieldName, fieldBuf := range object {
@@ -17866,6 +18153,13 @@ func (a ShopDataAll) MarshalJSON() ([]byte, error) {
 	object["newImage2"], err = json.Marshal(a.NewImage2)
 	if err != nil {
 		return nil, fmt.Errorf("error marshaling 'newImage2': %w", err)
+	}
+
+	if a.ShopOrderPriority != nil {
+		object["shopOrderPriority"], err = json.Marshal(a.ShopOrderPriority)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'shopOrderPriority': %w", err)
+		}
 	}
 
 	for fieldName, field := range a.AdditionalProperties {
@@ -25951,8 +26245,10 @@ type ClientInterface interface {
 	//
 	// Every item of the catalog in the served version: its icon (from this server's media
 	// mirror when it holds the file, else the data's URL) and its name in the `language`
-	// chosen (picker on the page), each linking to its item page. 404 for a catalog the
-	// API does not have.
+	// chosen (picker on the page), each linking to its item page. With `q` (the page's
+	// search box, a plain form), only the items the query matches, as the catalog's list
+	// answers it; a query that cannot be answered is 400, the page showing the query in
+	// its box and what is wrong with it. 404 for a catalog the API does not have.
 	//
 	// Corresponds with GET /browse/{catalog} (the `GetBrowseCatalogPage` operationId).
 	GetBrowseCatalogPage(ctx context.Context, catalog BrowseCatalog, params *GetBrowseCatalogPageParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -26588,8 +26884,10 @@ func (c *Client) GetBrowsePage(ctx context.Context, reqEditors ...RequestEditorF
 //
 // Every item of the catalog in the served version: its icon (from this server's media
 // mirror when it holds the file, else the data's URL) and its name in the `language`
-// chosen (picker on the page), each linking to its item page. 404 for a catalog the
-// API does not have.
+// chosen (picker on the page), each linking to its item page. With `q` (the page's
+// search box, a plain form), only the items the query matches, as the catalog's list
+// answers it; a query that cannot be answered is 400, the page showing the query in
+// its box and what is wrong with it. 404 for a catalog the API does not have.
 //
 // Corresponds with GET /browse/{catalog} (the `GetBrowseCatalogPage` operationId).
 func (c *Client) GetBrowseCatalogPage(ctx context.Context, catalog BrowseCatalog, params *GetBrowseCatalogPageParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -28108,6 +28406,18 @@ func NewGetBrowseCatalogPageRequest(server string, catalog BrowseCatalog, params
 		if params.Language != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "language", *params.Language, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Q != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "q", *params.Q, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -33778,8 +34088,10 @@ type ClientWithResponsesInterface interface {
 	//
 	// Every item of the catalog in the served version: its icon (from this server's media
 	// mirror when it holds the file, else the data's URL) and its name in the `language`
-	// chosen (picker on the page), each linking to its item page. 404 for a catalog the
-	// API does not have.
+	// chosen (picker on the page), each linking to its item page. With `q` (the page's
+	// search box, a plain form), only the items the query matches, as the catalog's list
+	// answers it; a query that cannot be answered is 400, the page showing the query in
+	// its box and what is wrong with it. 404 for a catalog the API does not have.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -42966,8 +43278,10 @@ func (c *ClientWithResponses) GetBrowsePageWithResponse(ctx context.Context, req
 //
 // Every item of the catalog in the served version: its icon (from this server's media
 // mirror when it holds the file, else the data's URL) and its name in the `language`
-// chosen (picker on the page), each linking to its item page. 404 for a catalog the
-// API does not have.
+// chosen (picker on the page), each linking to its item page. With `q` (the page's
+// search box, a plain form), only the items the query matches, as the catalog's list
+// answers it; a query that cannot be answered is 400, the page showing the query in
+// its box and what is wrong with it. 404 for a catalog the API does not have.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -60724,6 +61038,19 @@ func (siw *ServerInterfaceWrapper) GetBrowseCatalogPage(w http.ResponseWriter, r
 		return
 	}
 
+	// ------------- Optional query parameter "q" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "q", r.URL.Query(), &params.Q, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "q"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "q", Err: err})
+		}
+		return
+	}
+
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.GetBrowseCatalogPage(w, r, catalog, params)
 	}))
@@ -65284,571 +65611,579 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7P3rbhvJliAKv8r6+DVgandSoq5lSzAG8q3K3b6NJFftnmJNZzBzkYytzIisiEhRrBoDhXOAeYA5A8zP",
-	"8+MA+0X6/5l3qCc5iEteSCalpKyU097c3SiLZFxXrHusWOv3TsDjhDNkSnaOf+9MkIQozJ+nQYBSPudM",
-	"CR6dRhGfvhd0TJn+LUQZCJooylnnuPP8/dk5jLiAoeBTiQJIksgTINGUzCT4f/G3O15H4K8pFRh2jpVI",
-	"0evIYIIx0YPhNYmTCDvHnb90vI6aJfpPqQRl486nT978Ql5eJ1ziD8Uyl5dyAhEqObcYEEhC8F9ekLHv",
-	"gf/X3guiSO9HFJJypr/RoyNTvTeEjVMyRh8IC0tf84DoGWrvRM/kwfw8HizOUvrGTVAJgOckmKDbf8WW",
-	"UyGQKQiIIhEfg+CpQmnXv3O1uxPxQKD884+/++An6TCigQcxue6RMT5954FUJMLedEIj7Am8IhENicKn",
-	"73xvwN6BmiBIFFcoHkmQiguEhEcRUKZQXBH9B0wnPNKtAs5CCV2iIEIiFeyewC4MZxDiiKSR2joZMDVB",
-	"KiChjGGYLbRrVnllYSR3fo8JoyOU6nX4aUevesszqxim0SWMaGS3NmCmV0hHo53fR4LHn3Z+V/xTxRb3",
-	"dw/3j/r9vgc0jlNFhhH6J1Ce0y9gZcaLiEKp/AHLx2K8F+gz8KFbgAjwCsUMFI3xBAjs9w+ASggmSJKt",
-	"Ewu4BAMIeZDGmrxK4+Vr08tacQBHfX97wGqi2+LAuyuH3a3GMIuGL1nAQ/3dEpL5Q+EDF+CPf6OJD9MJ",
-	"MnsqPJyZbfM4ESglhtANJlwi0yfva9JNVC8b14dfe1ckSlF6mjxVRGFEhVTAGRBQFLdOgAylxmbNTmiI",
-	"TFE100RX2jVL487xz52h6HgdvZzOLzdsKSO15S1dTBAiHpAI8508kqDwWukNUQZdifan0w+vodR368Ss",
-	"zo/c0E9JFPkWSXcfQ8BDvb2AxzHpSUyIIArDunwDWe/j+U1HlDOKyv04yvp49gb4yOIgiRGGM4XyGOYJ",
-	"bZD2+/tBQW3mM/ow4prXY6gPUE1wwPS6UapHEhKiJkBGCoUZyxIOVRJ+TTUpEAnm7Lp6Yt+uxXdkvlUf",
-	"medW2T98+Xj/5bPDl/t7R4ffPXuyM0WS6B/kJWXyP+Vn8DfS+5cPlYDTLNhx4GWgvXXbh9cvMoiNNcTc",
-	"/AWOB/pbzWjqnuTiwivXpsXE8qLOleBsDI5mubAro1qKaSJDpgwKQBdJMIHAIgZYEoMJkeZI+JRteQMW",
-	"oqBXGJqlm+8dLljaCkhkv4BLxKRAGL0uIIHgUmagkNsDdo7mvGFIgktNIf7rUe8dZ9h7S1Qw8UFxGKOy",
-	"zLD+eQ86rH81fov93347/Cl+9ePs+/ScKnb5nRh0KqH2IxGzZaidOnVjkefUPbCFfhUzf/I6mpxjVLmK",
-	"pOhVBWvx9Sw+RFTqg2CRISQtL5iSQEwnYHx6DITZbzXHcd/nB+VLRYS6oDH6A9alLIjSEMMtDWTzM7LQ",
-	"/AhdvHa/efpQPl483wbNDAiTUyO3fScWfEAtoYkyghiYZnVmEs3Z9dHyUb4ir+DxehsQkxkEE8LGuA2n",
-	"bKZVLM0GAiLxZMAImwFXExRg2LvezoGWbZo/SK4/+nZ7GkfGaFpOqZqAT5QTc1qx7Bg+0vE6jMQa8rZP",
-	"JffXEK5m/Kdq+UDe3HQSRFnqokwqotnX2avnsL+//8QD3B5vD5i/19/b7e3u9fq7F/3+sfn//+JroW+h",
-	"Z/raI/AMAFkI+ZmUz0KTY2LOwCzF8ZerTD3UkDKjGWUj1Pw0hz+VBu5qomlcTYj+ZsAYV3rCbMGgRXxP",
-	"ayTQnfBUSOj3//zj/9rb94CPRlJrxQa9/N7e/vHhE0Ow/j/bv7c84GLAqISIszEKPQmDowN96oIEGuU9",
-	"d643HJjqVBNXFQQ7Xicm12+QjdWkc3x0UHWYz4wS/9yqthU0n2m9HugVGJmliWNBUO34Dtt2fA1Uv+cf",
-	"g+8Eidb+3Z89I1O04usnAmOKohfxMZdlDNUjF/t1s9fkMHPT1Nn9K4pRWGHl/CtiUqCzRLNfqcnXSASq",
-	"MIauE2cGe/xffZAYYaCkPuZM1HGGpvHW8YDZIf7GKbNgNAqM1s7TlIZeSGUSkdk7EqMXTASPidzWP2i0",
-	"MXOO9FLNIZQGGbCQazoz6pT/q78Np/ZoLs0GiOtlDYguYcCHf8NAGSIiQpCZB8TqaPQ3DK1upg9ywOaV",
-	"L4O7djBDxjTUFFcaLcy+NWu13ztuZ+YZsK4/ty23QitgzQ+PJOhftIbqmJxeCU9VNq+j5imZQZcAS6No",
-	"y5DTJSbKbnEb/lX/HWM8RFGIXCqAi1Bbqiy00liTOqTskvEpswCzhKfhS9l4wKg60Wwr5lLB/p47ft39",
-	"cHevRLALcgDZFUY8QSeY9GptT73EAaMMAsI4M1rBiIsYupILpZmaBRsLUNtCDGGIEZ8CYYbna+zxfx90",
-	"pCIqlYPO8V6/7w06FiyDzvHPg04JfQYdb9DRkBx0fvEGnZAoMugc//nH3z/50PUtxmt2/YyHM0OK9qvX",
-	"CmPz1dZq7mNnXMGBbkTjeWI83N2rpEbB43UUyVyH5MY8IsIJ9+7uEUzwmoQY0JhEENIxVXJru5rF6C53",
-	"VzlvZTGv5YeIzLRV/DxDm7r6DBlbKQoapEYXYJDQ4PIE/BGJJPpFU4MnErpEWxMBF2GhaVtC0wYV0bjV",
-	"S9xyCjTe2oY3OFLAU+U5o9tMvT1gi5oIkExEYiRxnmrMlGrKLfXK1WhEK0CyUgXxOmav1arIauPzjTU8",
-	"HaYYxmax99gwZfd9YU5qe1NzOgMoCwNnuxJlCHPArDWwwC0tgx1iwGPjOMl43yXOcgsvn+YEnMU7YP6f",
-	"f/z9VM9nty23tuGFdeOAMVH1keRgPy65iYBEkgMxurSe0OmFA1Y6Jrc9ie4ooOuH2AtRi+LTN280OzdG",
-	"TOZBnBBpmbgSSJT9RVod1nJijZgYwgQFQrfCl2fFUiYNMQSZYBRRNnaOGvvtgGVfa8TJ5KPi2qgNS9pX",
-	"CbXKGq5lp848gDG9QjZgMRdoNSl9SND1C4s1xN6Ll9ro3jvKvxuJ3qszf8sCFIXgwq2dqtX4mvWeQ9J/",
-	"EjjqHHf+/zuFf3fHneVOBpj34jSKLKLiFVa4Fk+ZPkmeMgWRbmEEG2c9hmNiVGfKFI61BLAMwQgaBwuW",
-	"Q9B0HbChFXIagY3+ar42J23dlPqjbSN3ftdM+ZNvccoc+J9//E9njOsWA2b0OcNENE5oxmvtJcrGZjM+",
-	"GN14yK+sD8etX/9pXU72zD2gowHTXMGq8sYWcEaw6bK1DQf9AyfwzEB8WjFbwXkGbJgqmOfthn4LVNjf",
-	"cxQQ5xo1nLoVJkQqR+DZVsfohHVEjKsMb0AFc47V0uHwu3l5sL+nzVlNlHqg//pzv/fkl3/+p0qD+41x",
-	"IVuetYwl7+cYlkyTxGgNGYNyHIzMs+oV0s72qSnvDAXVEXJv+Ji/T1VE2Qo/ILc/goy4eiQh4BEX0B1q",
-	"3hITcYnCmtYGe7Ri5CeCxkTMfOcXHKLcXnEkbugVh9I9e7rrff9013v2dNc7fbq7Nb+d3X5/1X4+2BWs",
-	"8APaHxf2IzBc2k7AmdIy7pF0O+uePd3e9r7X/3mm/3P6dHt7yz92e0+F8QIwjLSirXkwlSXttXTAWlME",
-	"mZBAH74RTSSnCpZqDdhqQ33NYXeh6+8aba+/fajFwPbeoRYDAWdXaJBJcXgMQ2qtCcFTFnav4D/+F+wd",
-	"Hm55MCGR5hNEK99m1N9QcM/ZCoxrTSMmoARhcoSimpdbCTNBiFFKMkaQEz6V+ZmXlBArejRsnfail2UB",
-	"Wwa15nTuIDzNppCZr+xFifnSINhIm90OS25Qbt1IN+NRf/vQe/a0vx4mnWcLqsalfL0L2GR39LnkkY++",
-	"emP9bbu1Pb217aP6m3ub+7Zv1dcJCFTEmK2Z2l6tpi8xslV6e+FYb1B7/0DGWFfJNF4Bq004UzUhY6zU",
-	"N7UtPpsnZiItorr7kEeyuP/wl5VDq6tqgppXyLUNdNDvH2ujISexgTEps9HuU8+xwkQD6j+vcqJkkNF2",
-	"jL3FiIkKJppp0cL9+cgxOcfJtJFuL7z1HyU33YBZ97tWlIYRYZfG8+KUQ+vm0M22tuEChZ5TaPpyd0Ra",
-	"HbcM00AuTqXWgCOY8Cg8GTD//ZkPQ1RTTXZaY1FmiBgJk4BUa9lWHR1SFkpQdDxRmRvP3kYSo4ESGML7",
-	"Mwh840Ekpkt3qDWUYGvrBPyeD0L3hSGOtMpCzERgdD6ricKPVm03OljG4n9Nuf5Z44g2dZlR8O0Op4Iq",
-	"hUwDNOSptu1sYw/8wWDQcfevg8Fg4Ds/zfaADdhfwJ9yEWpxMOjoDetPctBxwkifmkbDkk3vZ2dWXFll",
-	"SGMEHaFMb8AbMNAtF5AcutZJuHCvlzU0yKQZ9F/A1xh5bBZ3vLwAY/TkBGX7yfL8J3aAp9pC8wF/TUnk",
-	"NPy/gK+5yLExa/xjA/trVfQtTJ6q5X9kVJMvSKpZivlS73TEo5CysaHh7/kjc7OgOYjcfqmnfsUjs43/",
-	"9//RkP7f/6c7jv/9f/jm8DhDD/z/+L/d11Larxk3F/qgrXYrzY0FP+Q8QsKqNvU021T+G+A1CVQ0y/c5",
-	"R1ce4LW2IoHAx4+vX3gwndBgkpGn0T5gEQYn1cspFmEvOe1KvPJXT5e/Cyq+yjdhZ3F2aeZ/1yvKXfDa",
-	"rM2vcNwkxg3e3+3t7pUuEjLvUH4DIbdKUGOpZqVdLsA/1iqRb7/Q1o2hotDLQWK9jg5Bur67GLygKD6m",
-	"NLQj2UPzBx39SdMetXfeZUuWwNCQLRehm86s5zR3RVY6eyHkWjyqieDpOHOyGiBMePKCKLIdcKn8LSsW",
-	"hCAzaQhxasx2qgyfk/baSR8rRhgjU/nuur6xbqzD7umff/xdn0zmxCvR4LHA0HgJIVuxMTeF5twotVZa",
-	"oiDnK3eQyxzDuSfXXufEiZrZFW9ByFHqoTX8zcos4Cx3NJejusU2/FTFSpac2dne9KYNU1JZBEKZ6dgh",
-	"NUv0fX/ArJh6atny746v/wyDzvuzQcd9/MX++mnAzL/w1DToDTrwC3QtVHjiAPHf3L9b9hJAN9ZHC7/D",
-	"oLM96NgPn2Dhfyfm+2M4PX/++rWjQenlWtKjf380YDzRLZ/CoHM86MB/g0HnqfvX0sPch7mfgrkPTwed",
-	"AbOLfGrR8r/Bo0HnEfxuvITm00B/tn8MHsEn+7tepm5/nBsjTlBp9pCLKS0HDWQH7IP1pAssVCarTTyS",
-	"mZ8/MxPcR/1nmkglkMRAwtDaKsYucprkIzlgVsXo+gJHIVHk351z/9/tIP6WEwmGHJcEStnftw2n5mgH",
-	"zHk1i6tXfXjW5jEUHAJPUJj4ga7/9KmmlqcuxsMD///31NpXmvPoYazos+D2jRT3s4CQqb1tBGaVjILF",
-	"MsNjc4ZnvBwRkiuzrAzOCTKv7C2zKmRmYxWeOYOnGrY5P6DyGPxfj+0ve9AddDQDcXs4HHQ8IKrwEsNu",
-	"f+t4wOb2rfHNIdoJpBIzXfdY46T5wf3jPgbun6f+Npy665X5GxWzwt0jq3ttD9jFotvLqYvOg+cuXDxz",
-	"VWyCOkxkRYIC0MUZeLDfP7DRQyZSRmOLCfjruYg/6NpImmPwiwi2LW9FgGLZ2V1EA5X8ZZZ7VNz1FPo8",
-	"RM7Std5mrdJ7RpG1Ch9l4wgHrKSqOjeulUfW629PUU1wZhXZodYiHLaDvVba0na4Bp0huAEzF2XGJU3M",
-	"zLG5EdeWWYKGudqlaySQhpXyy16abMNLa0JpbLkiLCSRcSSskgwezMmRPXJEDoInw94B2R/2njwehr0n",
-	"pE96R8PhQbh3GA4Rj8x4c1IsF+f9vh7QcMIPE8IUj6FXKXfNEDW0AXBhHRYR9/p7e7rFXOCB0Yc/CBoj",
-	"7G33Bx2tzZ8huUJxQyjFryvs6xVgqt5FrWuyC/6Zl2SKr3lFpniDJrbefLVjxBkgVjl93Dsw/7e7V7Hw",
-	"Cm19xVbcZWSdzRzt41GwNzzqHZDH2Ht89CTo7YcHQQ/3H+8fHu7tHR0+PqizwZ8IrYiY+YFPTSCIPg2t",
-	"mJXNKntbx1zAT+YusRJkPiLMK26ULFOmnG1pdf97DmEqXBibf9Q3YRh7sf7vbrzfl/6WFiYLkcX+Ud8w",
-	"PsuZB8zf3etL/wT8vu+YsMyuw6zZVtyQl+/E55x/VmiZiBfPXNdXegLJrHAE5r9GNL7pWmaq4bri6Ppy",
-	"2RdfEW0mUCacSbTBZmNk6rXCWH9w1Kn/JEkSUcv9d/4mLdkVkxI2ez/qHP98s6fEjP2Mh7POJ69Gy9Mo",
-	"qtV4/uq+8+kXs6vl2wNznestGO/5DYImlaV3CZl07JmXCb3iaULVelzvnZVPGvJXBvmw9p1Br/TQoPbA",
-	"808Usvj9XimA/6ah5oL9i7jfXjk2+8b+C6HcpSHKnsIaQ+TNy0OUwo/rDJE1L8W63tTNtClFeN7U1rT5",
-	"5HXmH1nc1qscDWyw0SD0GypVU2SVBbPUIy3dej3yKsavIq+XRbxEJnJd2GMedrghuw3ZPTjZPSPhmUW4",
-	"GnSXS87fOyYoonQZAI+ur3t//esjY6ByVVw/zxl8RPROX3pgLoy9zKL584+/a/lsotY6xwf9/qe6Fwsv",
-	"zSIqqO2ipCRRCTGJtMaAIXQZh48SRe/UirqUle7J89dgRXutVJqggUJj3trWYH+WhuGsIS3AjF2L85iW",
-	"960FDPWgG3a0YUdfgh1p3DOhPE3SlpmgPoGZ5o1QWRZ8taG1Da19QVprSO2en2BNemtGAS9R3UYN39Bi",
-	"y2ixSTJcjwIbJL4N2W3Irj1kF13eQHHXPRYuU93N1BNdvqEMVxml+VW0u0zOkoWYG+5lEsgtUiLh3Yt/",
-	"OX//7hgiylA6KhowO7GNi8+eAJYSB/iDAXO3URsqah8VLSNIcRtcmTzCXlCXvBH2BjmhikRFSMRcGojt",
-	"e0n3MEyjyzpZHlpL6CyMsDGbUg9eU7rqpvdvS+pRNzJ0I0O/GGk1prtmg69BXk1pr3rsjfq6Ib3WkN5z",
-	"FBhz1tQ9RDZ8LULKGt+3bAvcuBsS25DYFySxhuRbefi1yKwZGZcR20bKbUiwPSTI4wQV1Zh4jkRy1pS4",
-	"W5ynHkEu9rp3AVhMANLMsKHDDR22gQ6bkolV89yNFhuSkksUuZGXGzptI51eUBTnqJoXmG6idanUdWtS",
-	"ZCqKAiRuwto3xNgOYmxeapYmuiNBNi83M7LcSM4NsbaIWPO3lo2JzHyGmqSZt79/IWnz1WtK3NDbht6+",
-	"LL01JhXnZliX5pqSgwXlbeTfhh5bRY+CBKpB4aeHr02FunETYk+PuyGxDYl9QRJrUN5lw69FZs1JOj36",
-	"RsptSLA9JGgKNQaNRc244euRn2t871LOjbshsQ2JfUESa0rKlYZfi8waknJu9I2U25Bga0jwBR2N1pZw",
-	"N9GDHtBSwjIdnEJIR6O5rNjl8p1yg+qfieotRTINJ3EThzd1gedQbMRFTFTnuDOkzJYbqEi4dtPDOclI",
-	"IidcAZFAQE/QK1U9VkQAEcGEXm34q0G6F1QmXNLqF2c+UYoEkxiZOjFFvU0+9EHHpcftVdcm3lZEbI9/",
-	"G3Rq13S9ZZrF12b5BJ/9xOwz8ftVhNeaiTZkKmTD19NHXOP7NhVGEV6b96cbRWWjqHwBGZLhdUO2Qnn4",
-	"teisGVshp7aNsbChwdbQ4PckxpdXzeW1zcevRU156/sWdcYmcWXVN3S2obMvR2cNCbu58dejtWbEXUFx",
-	"G3m3ocNW0eFbHuLLX1OaJGTYWGqQ5YlqU+V8t0ZEYcxDBMzn2BDjhhhbQYwNSsflie5IkA3KywWy3EjO",
-	"DbG2jlgblpdrEWVjsnFDYxsa+4I01rAYXFv4NS3yNnJuQ4OtoUEkTb0B00PXozsk9/7qK6EYGEobI9k8",
-	"+9rQ1peiraZkmxu6Nn01I9PmqGwj1za01xrae80UCkYiWzrrTiW/qBsCzBcnIFCJGUREoSjV8Tq8rzpe",
-	"EsUVChgRGmF4slwPdDohyqbF1i1pgCCV/j5NTKEuV+tHhI296S7NUIuNlNrft3S3hU2GZuwNg9kwmC/A",
-	"YErY3ZCMX5hhXZpbR+I/GGnXUSrKxL2mTnFiS8bbiuu+5ZacYTbYiAtb7Z0EAU+ZslNt+MSGTzTIJwxi",
-	"nqdxTMT674RuJMLFkVe9WtDaxe5jKFUANT2lJRajUdDfMrcUFWBjkEGRYYSbJw33Rh3fIGqP+evYEXwJ",
-	"pan+biex0PrsFxECAx5xYdB2zIFI+PDu+39srGwpPrwlSUOmx1uS1FIy3pLkvk2NmCQbC2OjOXwZcmrI",
-	"snAj1yWpZnyHMUk2HsMNubWH3DCk5AZi44FC1ZNKIInXVWw8pxP9Zf2OcRopmhChdoYzhYKwMcr1R7mi",
-	"IfL1p69UyEY0wkfS1umDrjGpEezCgMhLDLWdveUV1kWeB26WIFAFUyJhhCqYYGgaPQxdP5DGZVCJSo1X",
-	"TSlDdvR63Nu2vXelyA674dQbTv0lOLXFvqaUo2L0dUisISXJDr5RlDbk1xrye8dLPde/VmU8w1+gsXNI",
-	"zlCtvl/d//z71XfFnIrbm1Y95zEwztDoI/lSKFM8v2VF8UiCVFygB07Rcde0VA6YVDSKIOJEow1QtQ0X",
-	"y5e2NJjMbQ26/o5AEs5+80GlgknY6/dhOkFmbirMuHqKcGupnPVnUIU9N6WpLjF+3budHYFhGl0aDRCo",
-	"LbsMpaQknEWzY/1tCHamnAaPTQITDcOhMKA0gO8GqYigV8prslU6+YP+0f3crDv2+EiCv7AsHxS5RAkM",
-	"qZqgAH8ofGBcgK+Xm18gRTNA10OCmlAJQx7OcghQZm7g33H1iqcsvDNZTJEknFm9OU1pCH33v17Ff7L/",
-	"aRmQ4fZifpETiKhUehMxEAU7V7s7dg45B+aDeyEwmQYTl1/DSiEvXxcXJm9SBqW3PKQjimF1ZXCBGheQ",
-	"KQMyYCQ2VAn+61HvHWfYe0tUMPEN9A0B2rRk6gQYN+eykX4N3Fgs2gDWsHNV/QVPTc12It0NkmZpE81V",
-	"TVX2Arceqo66Y3dnms/ejRxNjA0bw/53R6f9g+fPnxw++e7gu90jF4GjRcIjuaCPaZRcJEHoSkXGVj5s",
-	"3b9YU2BkSWW40Gwbzgq5s32vsuT98G9o9t6QjZuPX0ufzlvft53Ls4E3qvZG1f4CqnaO2A3ZunPjr0dq",
-	"zdi7OcFtLN4NGbaGDD8sxzgovFY7ExVH82S3kC6UwQ8Xb98cQsiDNEZmtKFbfeyuFyRalnfNAB58vHjV",
-	"e7zlgUAWojC2VoBAWAgBMY70iF6aDCRiZpVgY4vqIR7JAeNTBnrFWkN5ycYRlZMTCIki9tuuSdSlNW25",
-	"pZs4IrOkBcGES2QexERcOo/9gFElwY8IG/ueWYW/iEC+Hc/G2zkiXTRovwEyXcgzueN74O8EE3Mb4lvI",
-	"7AwFn0r884+/++An6TCigQeM98zB+dBVE5zBiOs9VLC8rRPwd0Ie5KO5wXd+Hwkef9r5XfFPpXFjct0j",
-	"Y3y63+97IBWJsDed0Ah7Aq9IREOi8OlRv3ZCy8XlVl4utYv9nGOQCqpmvQ88osFs+ZDOzd9Sg2cWabNl",
-	"xJmSlpY4Y1r+cCat2a9hbC1+6/c5AXORJ4FEkttfJ0ol0pEQDTiTWzcD935soAW8W/RrnABnYLFx4ScP",
-	"/tp7xcWUiBDD3gfBFff16iW4U4eAx7EGRka/CGbxCAQSwa9n2kLnQt22zwKJFlZQiUN/7WXndzFLsPfe",
-	"7ExWsNRoqq0bn3HJ6GhUG5Fd+xVzf7Z0qHpm0qyIMIaqPmViuLxn0wTrP4+BLA6acXT9s3wEEZnxVOUX",
-	"tANmrVIPCOhdGiyZar491X2ngrOxIQ/zneIQcuiOuAACh5rNkEwdAxo6wTEesIn1BkBAUomQMvNUw5AN",
-	"ZeD/tXdm+/Reh/6WlSERZZcShiS41JP4O4bjeZbKyIBZxhfxsWd/zrjsNrzTcs8Jwm9fyBQk0DN+iDVo",
-	"wHa4kYnfyj4vCjxKTJN12d2XI3VDrRGZoXhORNiQ66KYoJZtVDS/9yfQZmQIiAg3dtPGbvoSdlOO2w35",
-	"L+YnWJPeGnoSXVDdxoexocWW0eIFVY3lgCzNsAYlmvYNiT6lx97Q24beviy9NSr88hnWpblGxZ+hvI38",
-	"29Bje+hRYExRPOdshAJZ0JgUXJynHl0u9rp3iWgngCCfYUOHGzpsAx02JR2r5rkbLTYkKZcociMvN3Ta",
-	"Njo1b/wblZR6hnXoUrdvSjoqJLFJM7Ahug3RfVmia1YsZjOsS3jNisKc/DaScEOULSJKPsR7y9pkRrsp",
-	"U5NAMzRQCSTS2N+dIInU5Lct4MKGexePmLr2KdHW/UZ3nyORjT1ftoPX4iC26X0Le2lG3TCTDTP5AszE",
-	"onRDwr0YfA3yakakWyLbyPEN6bWH9C4pez4RPCZNSbZ8gnrklze/dwl3SRkEZugNrW1o7YvSWlOibm6C",
-	"NemtIZFXUN1G7m1osVW0aBJ2Nyj2XELwmlRoWjci9ExC7w2dbejsS9JZgyIvH389WmtQ4Nls/Rt5t6HD",
-	"1tBhIsisKVmnx65He7rlvcs4PeiGrDZk9aXIqlE9Mp+gPoE1o0nqkTeq5IbWWkBrTemScxOsSW8NaZMF",
-	"1W3UyQ0ttowWmyTD9SiwQeLbkN2G7FpDdubR/gUZ3uG94o1EVIx7UxROuQaapgvOcIP2G7RvHO0vJhg3",
-	"9TTJjF1LcJiW921WKT3oRppsyOpLkVVDSlw+dn3SakaJMwS2UeI2ZNcesuP8LWEzl+pL3i0Vt0m/F0QU",
-	"mYIJj0IJu/0+TAlVWkNzCG3z99nqXNIm6Y65VEZvc31jMssqMZCRQgGHIDHgLJSezaap206IBGQhhqZK",
-	"QcKjyKTNzzJ8T6mamNRphKpyDv29J/dRqqDYJwlDgVJClzB4/eHqKP9iOAOqJOwcHWwBiWw0uF4zkRAT",
-	"lplwEgcsB8wEo9CEjqeMaYi5vGyukMWYXqEsg6nr93oxue7pLaKQvQRFz/7kewOmQT+cQYgjkkbKMyW1",
-	"dcs5+IPiY1QTFCdwkNVvpWwst47BNynJe6f6APwBc6nK0dTlMCczJpTdZ+ULr1OasSIZpMUAPb3eBgxx",
-	"xAUCkZcGVGY1NfOOHa7IOPaRkStCo7tX3SjlnywIoIIEPIMaEY2pWo3o9ZG6ycor0CUS/LySjL/l6qss",
-	"bjRDa7fVElaX0c1UGnClPLq+bmvSsBZb3LEt/a1jjfpswObQEKqx0CYljJEwk0HVwi2DlZ3lyyOqBpPB",
-	"1DwHo1n7iU1favdUEPs8UEtgmy/TcDtOu3O7V8vcjXmTVe6UmjGJc81mo8B8pgLTUtXBfdB6771i2Rkq",
-	"QhmGpfFvfo1lm2foJj1gONV0NqJCqg32fZvY95Mpk9SQH8YOXsv4s03v2xNji0BtbMKNTfjFSKshX0wx",
-	"+Brk1Yw3xlVz27hjNqTXLtI7v6TNSjY9wRrkp5s3I+FMhPKG1ja09kVprVFRl02wJr01KvLMu4CN3NvQ",
-	"YjtoMXdiWtQK5bki9i6ChCHVSyfRB8ETFIqivM1/8DGxvkRDFXptyVzXYSqkes5TS+cjLmKiOsedkKfD",
-	"qFR4g6XxEIXuPqICz4jC+s2lepZGEarTIEgFsSU6avQUKTtPEMO3aaRoElHrZKzR8TfO4zU7fSp7zH9e",
-	"HKG06cpleWUoVm/5l3xKWzHQUPc44673caxLBXfI2NyOJBGZmaCgYEIECRSKLVtIhyoJgke2KBsZ0ojq",
-	"eTVjm8eQ/Cf9gSqMb12b2dip6Waowe2cCEHMZyIlqg9ETSrqrWhYSvWBCyUIVbdCQRh+lG/tgowrCrNo",
-	"io/obxiCImNpCz8TCf6pQAIvSEzG6J8AS6PIXA8ZwMncc677aKjkW59fsde57kXZBPa65ZPX0YPZCxR7",
-	"/7IIgrkFrl7vkPKxIMlktlxlqXreEK8w0qf3jsS4PPJrplAwEkHAQzQFs06AcVfvTg9UUc3J64RUaix6",
-	"HaxmZQsHUupxHpMoWq9b9doLqOh11wXIKI2iNbGJytPs/usVFxdotSE32ZDzCAmz7Z4Ric8LLWmBBLNB",
-	"ckxKWcSDS8rGDtmmExRorzt4KgKT1jEkyhUxG2nKhm5AEpUKlNkFSn9/u39g8metwLG5Fb4qbf+Mjifq",
-	"FQmcwK5q/sExi+cZQS1v6xWJJFo6gTC1aiF6wDjr5azmnF8Rc48qbH0tU7kxIEJQNJXnzA0w44b9bJVO",
-	"srSWSxpFI8RwzbPTIxqmFUU1VFLDqM50l0+/LF0EZuxAb2Bud3ZjN5xAweLTlIbzF1QkDI8ODvZJ72B3",
-	"GPbwYPegNzoiYQ8PH4d7R9+NDvDJYRUNXnEa4BvK1t3dj3m/5S2aGyrdqCcxwkCBmQQiyrA+htaAw4J0",
-	"NUCZJ/b5lS2ysUUGP8+RKrjNghBZ4AIVyFWWSTeRTTWNVLKMRf7gcNMrydPyqa5UEDI52oye8J6hk/0m",
-	"FIM4tWFZC6gpsErf1xZZd5Uu9ykmZMSrWLiFzK4H7q89D74XyEiIHnyMFI2JQuACPhAp6ZWZrSD1rEFl",
-	"+boyQZjJbyGIEpBuQ5VTK28fEFugGzm77CmJomNAEkwKnSKv5EuYq5cNlzjT2s0ss6a3bsO3mxadn/gF",
-	"XqvOfWDUWrN9G6jTGM7c3RJpAKs+z5bRQPr2zJm1kH1Nu2Y9sv2WbJe1dr4xUjZGyu1GimE/GztlY6e0",
-	"005xtzMrtYiRpsklNY8oUk8EW9mbxfpWFXn+4eLiA9gGRkZ4sNfvz+lVe/1+vnzKFI4rfL9uBs8ubeV2",
-	"m9xrqzZavnm7237X0LOqFaxWweJBANFqKJxl4qs5Y+GRMwi6L1KMqFQevGZUUaK48MBdREYoPDhHpijD",
-	"aKvi3uJGtfwb92dkAv1m67GOhJuTYAVMb8SO5q3JOyBIE+bkOijWYhfGl8OWH+fUxfu/3o7J9YtUkGoy",
-	"d09UNE3VuFaOMaR5duiclTewZnsWNVY0JVdYEzumUyrrtV04dHPktrebsOosF2VVTNn9gH1hNeVxvbnD",
-	"LZ9PJbZR8SwVUjUeS/GCSkVYUDc+Qk64GqfsA0YRrhGHsSi5l0fxFpZTCZRInduejYNljZCRpkFillIF",
-	"jmdpGDZ10XIKQz06dF3MmbYU45L/0+QRk7doMSscYmMSYw/ZmDIE0x4Soibb8D4hv6Z4v26x+1RSqPyB",
-	"hiGy16N3XL2fMgyXR7YtsjA8qbhA+0qQcQVc96l2zVh41ta6zdGbZHFV7MwkKvjohOT8+s5whMK8ciRg",
-	"UiVA1zzkNF3kzu9aaH7ytwo/hd2IRQbrYWJ4g2+iOLJlH813/SdH++Qo7B0cDr/rPR6FB73giJDe0d5w",
-	"b/fw8LvdQ0JuvUGolOoVJ1OGwmpBnwN+JX01qBvWI7Gm9cAWEelaSmArqXGFR2BDkPdKkA05s3J6b4n3",
-	"wqynyb22aqNWmjUXCJBnPiWWeNb1wBj2nC9y8VIjRkEDUBRFTfOsFRrNhIZYg38usEx4YbOTGK5lMLDu",
-	"hcYyp13LlC8dwdLalwz9NUz7ef79gCj44D6etiHxWhJ/g63L2NqkeChrNO0SE43vun1bfqB7rVtV2fZB",
-	"5eFA0m54PCCCtB43Hgot2guF6PIVvene0wGgQklxGskjCcM0uoQRtc9H50ElJ2Tv8KjCWf7DaW/v8Ch7",
-	"nqo764FmWrgSCe9e/Mv5+3fQDVHvPvRgOqHBBK9QALrXli6myQQ5xfaelCiFQo/+X3/u956Q3uiX348O",
-	"Pv1TlQ9C0t+qtGNkYzWxi+IS7XrmdBzK1NFB53bI2227eVZB/uYLotWQpwwz7dAB3iYA5AxB4+TyMQRE",
-	"kYiPq5HN/WgOQnfXqmREzatg82zfhLGmCl0WO+N28E/K5+ZG0Lgao3WjUAlchFZDRJbGGirWgaUR0v21",
-	"Iy/p0mdbunPxW2fuex2tEdvoHffXTv5TTBL9j615XfrLkCUqquiViWYqPmkdVjfUSpWGlorMyNapopum",
-	"QiAL7HxmnqHZlf44ivBab+5Kk3vH64xJjDEPce7vHY0USUKGduBEYExR7AScjVCPPPdtxMdcf7ahrWaH",
-	"LLQdA86UIIEqFhsQEZo9JoLMij8KaLh37tkWx0iE/hYFxpzZHcVUmmRaHc9hJr3Cskul5LNzLG8ZewzG",
-	"uFyWDg8eWfwxbieqMreaw5WMb3iGugzemj+6Gs/MYJZzWgTz//zj76dR5MMVEZQwZdr7JIr8cuziiki3",
-	"DOtvZIAawo15bq0r0R7jNxDKoXvsfTk3BF4rQV7UAkspUNzkn3WUdLsDtHrmRPCYf5GZU4mnOWaaYMbr",
-	"FSHRK4xOr3OlMS4weB3z1/ENWQluujGvESaxdD4VgFuxoxtiSvc6lVu43fzVcG/yWmaOuP8xwnA+gwGs",
-	"tcAqSq89wHvxLrWGRxXZ3mGYDQ1+Lg025ojJaLw19pReUKO7bddWH8ybUDrodhrSGTQeBhRthcNzEkU8",
-	"bSz9i1EXQxA4pjanI4GYJMuadXRL7qRsPrfccu4kO3a12vpKa3Zrvb9OExRnN4z4gQhkCiIyxKjeoAtH",
-	"Ulru8nReAYgbDqtJHan6vBpQlu7txNd7JL18vmv0v/+jLOcMa+A833ERuzOKKaMxSSDh0sziAeMxZSSK",
-	"Ztrg/7nvwe4vxxDbdFIzfXamGIjrRmPjOhywKQ3VxLyQniAdTxQoDmNUkNBrE9X0nMdJqjAEoiDiJARF",
-	"Y4SR4HHpYu6RhCkXUThgAecipMxc0pkIKTMpSR7JbCkUhfSK38g1SpBTkiR6DuvGMHntQ47yeMCu4akd",
-	"e3sG//G/4LrIjwX/DNfnAYmIuOCnYejBLG96rZvO5prOSk23B+wURjgFgSSCwB6dhIgi/C2VCvQnGtqb",
-	"RwMoA58RiSKQkQZSNMvbWEDbAgjzFHFdMy51dpcw1OuO7liNiQrHXMxe0NFoTTlIwrDqvvacC40AHz++",
-	"fiEhESg1xzR1FZxnieEURbkQwYqcVhUyM5gQNq6a9LUeQk8w5GoCU+MOliioQ/8rEqUIIR2ZqCzKgLCM",
-	"OXkg7YKHM9AKe+1X6c/tWkxO2IqlCoz51Z3gw6PwbvBZOHR7PsVKCvBVIoL1NDYXeexcmbNjG+lGGEMB",
-	"csKnzD2RHiFReR4BwoAEJjUFgSBKVTBZ2yHX3HumItZuF7/bDQ4Pg97Bd0fY2zsgQa9/9Pi7Hh48Hva/",
-	"w9HjcB/vFmt3s6mWnVZzysCDO0i+zMuh2mBuyEosH2RbjAK3pIZ33LbtPpBtvHDgrbQKSxB5KHC0FhYl",
-	"Kb8eGEzAmVwp/xVPejZy0GYv0XJI3qa5dK1+Z25uEyJQ81vTYms9PWothuk2Ugmd4m723FzeNiSMTE0h",
-	"wi4xhCllIZ9mib8CZZRtrVEorblLNBeYIy6CtW/wsrvi5WB+wi7B/QpIBLOCbkqZzG/P7d31Yjy//XYu",
-	"oL8eVSzC9ZmZvU7uo9J1+YU2nqrfJ/wL14tXHEoz5RCsfAaCLLyglRmRzt/D46P+Lny8eH6SnZKWsBBE",
-	"XNq3GIW9QhT2tE1YqXGNeW859MPs/5ZdWCBB1+VO36rcgVREqHX3wBNkn72HtcitWGYB9DkwrDjjAoFv",
-	"1WoWsatB9WaJQbSFry9T2D88AAyLacr8EwUTBTIlIsTQRSgRsFJN83TNU+9o6K1xPRplofJ13gHHJIrW",
-	"GHvlnaLe2ll+ROv7cBx7iFzo+dxwi3eBxaLX5gUPpQZX0UUrFcAqAG2gswydC3qP3GPh7T4JLseCpyx8",
-	"ziNekWnvcS/PeQZn3z87hQlez+cy7bv/VSkGQf1BTyAUPDG6XUSkAjXlRSJRaRxZZ98/m5965P5X/bj2",
-	"isrKCKWXLI3BNiySa74swfuF63p8/Prs/Tt/+6bhb3GC1fV/RUSMcQ1eqHn+haCEjSN8wafsjl0/Jmt0",
-	"XJdfK1qVurEPVELKrCZ4AhGfojCBtuYP/XXNt1R6+HuB/gJpKlvyIx++hEoLx57ht7dERvNyojjcFQdX",
-	"eSg1mMLX5KPccJp74jRr+W83fOWz+Mrd77C/Ii5yjs2FqUQkDK39odcmT4DM+UWs7f1Igl9lePvOdWf9",
-	"Pbe6n96bDWZHt0RHN5s69nXAEla911YVhvaePcMu6Bp/Tn/LlOefICie5Bi2rhZqlLvPdSQu7n8+Q4Td",
-	"Wz1MaDIGphlkaCrg+OtFpxUXIF8Oo5r3AJWwt5322zmqB4NCe0Hw8C6QecT4Cgx9B6WHB1F74WOe792r",
-	"E2TZhSqomtlrGj4yBWMldM9NNnoPXmCUXqMHHwTGNI09eHkdRKmkV7bUiyBbWpSVis0+0hDJV62llxNe",
-	"7qZqvectV7fUy1hRKqMwXuw+WpsmcELHExPNd2fD8JA8GeFetXX2t5QG+JzP1c/IkdH9/COJUqz+Xcvh",
-	"FXI8e7OtbCRl31qUfIqyfM9XGqsiyGnv6PF++N1R7+Bx+F3v8QHZ7x1g/0nv6Mnjw++eHIz6BweHdwty",
-	"ytDG7WBuo2WgLIF/vdwqJeL8hgKmCpL7wjn7lkmjKfxeja1fC/I1pl7NYXj7hGLz+27hph9MkVw8/JZr",
-	"SA+jOs5hRlshojWG5kKu3QTQHRKlIoSESOm5SnhcgEmGkbfaMqFUJn8ITokIQX97uXZCxaLI123HoyfN",
-	"Cv60Rc0bCcQzs/3zYIJhGuUJXpfjiSY0eb3ey+JaYmn+Jt9OsnJhBcDryCEN8SZ9Z/eCcA+fPvHLoex6",
-	"Bfr+EXCzQUUhw/6Wsf+Gd9y27T6fkEQ1FipSoKKsyoVaDs4N7ELuEp1rd2LnqROUS+XLhEZ8PGff3D0z",
-	"ebaAFekLF4unFJPnM3lzgLrxuArm2MBxuTNYf+sZFlWodol1gFVzylvzqbveP37IrNWFF+CCBpj5VFxb",
-	"K7eAsvwLl4hsdgK93RzhBGqxlWFajTtegZF5HnxhflhciW9KF/ke+DZEzNcC1n+pJaxfjkNPmRkHw1rp",
-	"5LM5qwOu8xqYXhbangt1Q1GZ+B9ixNlYguI1Jl16V13a9cKCvAJhbjrnxVO8Cb/vN0H5Qg0l+SEVwYRI",
-	"vfufqJr8+KGa/q3+sz7fuUoyLK2BTtfJXcJO3dJM93xCr3JrN4L54Uzhkphvs9X3UEZwpgO0GRZnOf43",
-	"QIUkrl29yZa4cM4+DKuJVVWy458mxDLBNL9IOQb/ZZ5P8vySMsNrNMcuvn6epxM3nDwRZKb/+GCSRj4n",
-	"ItSfLqiKUP/x3MkV83d23aC5PU7tOzAJMZkBSRIkojJOq57yryzvzW7ZY1e4ah44lQfqFthc4UXKeibh",
-	"QyZib/FP3Crw7tnr8CFKBYlK5uo6zofSyOeUjdOIVFw0Zb/ccY61Y+0MaX4QeEVx+vnvINawMufAsGh7",
-	"zsWZLS3xVnvTIU+jJUKXMLVpx0bzuH6XtIWL2NxsZOg3jq1N+QpK9NAW1cAtqeEdt227D6Unzx94K3XD",
-	"EkQeChxthcULEpMxnhE2bqpE8ZCHMztLTUV5giRcq0OE47XaC73blyx8i5mDqG6nc0WEWqPbosW7OMbS",
-	"WuZ275VhV95m5UHWSbNVYVi4zE02JJczzNJDmQqDjKuJTd2/VEYAx1zUQA69rOdFa3PXwOMf7RzLqP+W",
-	"MDpCqeD1i8wVZpNWSRpWF5EcI0NBFIanqsp0ch7ZkI5GMCU2vYVJI9f9ePF863MzCKRxTMSsDgzOXVPN",
-	"Bvg627c5zVZsfwG/yqAtzzMPJa98fMUmViFVQ2LS4GtbmOA8kq5fiQOZEjNIUGSVDzyX8HI4M7eQCVGT",
-	"haoZeIViBu4kZlo7dxnbPMA4UTNNixIoC6I0tB7WBf3c1oa4NctlKQnfp6Joxt267RS3Cev1ttUr1uxW",
-	"qlCxbs/Fwh5r9y9VzLhDX1ugY92ORYmRNXu6yiNr9jJlS9bsU5Q2uWvHuToo6w6Ct9t5i33marWs2deU",
-	"kVm3T1ZJZc1+pbIra/YsV4G5U1dX7WbdvhUVbO44hC13s2bnrLjP3brNVQJadwhbaOdOve7IQV0dojV7",
-	"ZWWW7tZtrgbTZwxxtx3PF4Zaq/OC+N8Um/rKik0t6GXZFctd8gcvR3WX8vxWBIMXmXVv0SnXy4BbNgDW",
-	"24niikSnq7djfn9+055Mi7PaGytNuNB3YbKqfb4Ugos11Wet52szV9s7VidmnPX2rq9BoNSEWPFiCLN5",
-	"KuzZKTIFU8HZ2MQATs3lGYeQAxnyVAFVq1K41TZDygbIQf+gvgFi110FOeM7ka8VxrXMreUbAVN8jcmp",
-	"eV5rkpr7Nruif2xTQJuoEqImMv/BXiWeFJ8jKpV5YBx7LmM01QYN44wGxFSyqqgomNl61eu11wUrisWZ",
-	"Zd64OC/LxG7aT+yHuKLgm7cyKeZFPvQlJurY5eT27BUJZwF6JnDGBJZMyx6P/Ih/XnDLG1/9L+skxXxA",
-	"G9eB4QZj16Jabd/n0iN2KtUKTIOupjj/V3/L3UDVPmWXn1yP/cjVi6zCy9JB3gFD8/Oqj6oZZd0rpi5i",
-	"R5OY69Sa7cr7pa8dkSO8vjl77ucFd9xzasAGs8Z/drz1zbeEGaC/uZTwD3Rd/fDH1JDPtowILXHdZktq",
-	"eMdt2+4DXeYuHHgbLzDLEHkocLQVFt+TGE2YdvOhR8YBcQLEWO8wndDIlimyvgsFHy+e2wpNEUUJQ1RT",
-	"RAZ5Bmpjm7kc1M2UXzkx8YpDtLcptSsLF7nIP+decMKFetHgMucSjj9U+vB5ybS0x1X5xW8WWjnKPkjA",
-	"3H1iLXxNdWyaw+v1yuR9k3jbkO4xRxptkzBN77l1G34gjWvx0FutZjyEzjWHEW2FxlseYmNP343kinmI",
-	"23BRqpw5isjYhI2kw4jKCYaQshCFrVOY+aSiKZmZZFySSoVMHQ+YT+VbO8QPNAyR+XoQG2k0Nu/hgI+g",
-	"aHQaRXyKoe/BiEZRFig2ndBgglcodM8Bs9U3YUJkVQFKooeQz1OpeKyhdYaa+crqNzC28VuigolmxDxV",
-	"qxquUxV/lbel9P3t7wlvfFrxZT1BYSqIWhFSpoJJptTEVGUPOKma8FQBgQkRIQS2ePKtcf4YcMbjWfW7",
-	"0TwjGxZ5nz3A7fE2+C9PBcqXRe/j43NFWEhE6NeaWBPBKyQqFfj+CoWgLghl1TNs4xklSRLN5h5fN/Eu",
-	"3K5qZcYszUEqH2cvBu+Vxsl6VfGb216Ea0idpRE+4zxqGahEGn0+nPJBPgdIi+ytmsUscMpVjS6QxD9y",
-	"GuCNg0VUqh/dw4wLYq2dGsyCi2F+Bb4gGYY0omoGXAwlcJZVOK77BJynLJQfUPxAolHNGGiFJD7j0Up0",
-	"GnGhJa4hayOx5M3F4247pc9KwVasrsQe5zlYtbSpPNIKlFnGj9JpLQLYWykFy2BdwedWEfXSY6BFFKtj",
-	"xWjdpcnMPfeqvsD9ay9QUl6asOm/vPJT20R/LzQZf4H3fBvt5TNEcnWN0H8oraQSBBttY6NtbLSNdmob",
-	"DboPM32mZe6hhnfctu0WeUgavNUxQY9XhBqytvFZlIFMMKAjGlieAF0jwon59EhCjBEicAHEMTQb7721",
-	"djZSF3Net+pVKTGL63l8/FavZVXVqxZ4lS5pFJ2bQ3iYhAc5TBdZzcJC6jKaAubN3i7eKx4+fJLSlmPy",
-	"WqbEN4WyDcuMefJorQB5MCi0FwQPePlYiRhtvnebh9LDg6jt8Hlg3PkKMOYh8aS1sHBvqRtx+SYUbSrb",
-	"MRIBQ56OJyp74zFMZ5BMiEToEhFzsbV+Qai73Ox+NTe5csKTF9mbqih6P+oc/3zzWs6zHp9+8Vb5ScxB",
-	"KJPvhTDGFQzRncsN/ssCW5YrNz3e2xsGZLjXO+iTvd7+3gH2gt3973rYf7L75JCE3x092btr5aY5X8qK",
-	"APgSoFah97dUkOlu/vyHV7/vjr1GbvyyBi5+YdRqSit1iNsiMdHgTtu0zYfSk4oDbqte8CD6kTv9VsJA",
-	"0PADlzTjt01UJ+BRGrO6qef49E7Z5vjUFlfXM1Xt842TYu8zURniiKSRngJZ7+N5pyrVlUtLtvsYZJok",
-	"5kmqE2vSM3UCSBT5Ruewr/ntb0CUebJqToulscmhIHqnL80cvRcvzfd2TpS9l+7ft3819SR6r846XoeG",
-	"vdcvzA1P7/VFx+v8jfT+5UPH61zy3r+emQwVvQ9v9L+q90x/Fmnv7KPJq9G7+EH/K3oX+vsr2vvxXcfr",
-	"/DbpPXf/Xvxkr0w0mAodJ1vYkjw2WbWfmWfKzRUL13OATfyxDadg8288ku6rLOyBM7Svk/WHsUCiUCrw",
-	"TUg7ZWOb/3vAIpS6PbFlFX5NSZQV287HJUHAU6bsxJVhnPfwKme9hNJ6Je8scldfAVIGJIpKMSSapquv",
-	"JFfoFeUskvlspybLOWEB1lSZZEyiqMisvn7/8nFV3L2Wj6YUwmINKosPJEkiaq9Aa7CUz3lAMbfW+VNa",
-	"BcWbIHSbZ7REbI0W579HeoO1ye2reky0ocsNXS7SZUNGwgLxt0RBLK2q+X23cNMPZCotH34brYUFuDwg",
-	"UFoLESOS7sGgaK+1UNNOMNuom/ltGTSLADHvj03IMv3NAI4qmd3PKy1EK1KlMZXlNF6U01oW6EHcAK4l",
-	"kEBwKY38NmPK6mL+UX7INQCh8nyvqxZhW0DXRH4nJEC5VTXvAi66ReQTePl+V+OlO44HodW5828ztebq",
-	"3drpwBZ0VDZv9s+ptVvHGaW7X/W2pEtoZZRqjc9mnK4hb5ia2oYmNZjtkVXUrLo1Mgyi2n2u0bLqF8tE",
-	"Kn8xbGXFL2//WvmLZT1Vv1hmVPmLYU9Vv1iGVfWLZWFVv1imVvmLYXNVv1jGV5n9y7DCyl8Mc6z6xbLL",
-	"ql8sA13xy8VPt2u9rZMAN5OSe0yxLkFl9lBTlMWFmeIG+rm92FNGT7c/uMjo6/aWGb3VaWnp79aWOT3e",
-	"2jKnz9tbZvR6a8ucfm9tmdPz7SVkM/q+vWVG77fXZc3o/9aWOT+4vWXGH25tmfOLW1vm/KNOS8tP1isP",
-	"237+8pYkjfm/YpIUnCIgUcRTJdcPirb9KjQ9Uw5D4JhyJt0rrhEXelqZP+fKurtYWc3STH2crfoFtO0I",
-	"dZ57BJyLkDKiqhTTVzSwEO5JVEqrx2PkY0GSCQ2g1LPW669WxJWUX2vUXMUd3xDFJNF/rX5gZ16EJkRN",
-	"KuOFmT4hRa/wRa1An6IgtdMU3XPORGCoT8h8Z5KJ3jXBg0uU/owEl2PzzOZ1VmuqjgcxiYic1HY3zszU",
-	"d5tKkUDRgET14AYmERK46j95eLd5SluYhlShbB7CK7yeXuf6bRopmkS0ytP8ExdRCH/+9/+RvymO89Yn",
-	"wLiI3U6v4SlMTeMZ/Mf/gtKg8M9wfR6QiIgLfhqGNZ205S7Ly3o/GklUYDLEu5o/2boCkoWj1Zhldi97",
-	"n+V7v9Z7n83tfbb+3mcPsPc63u5KLlFNA/Os/qZXbNWP2hwJrybPlSxiPqrI8cV5rJ4/5wXcWgB3Sb6u",
-	"0A6avCCrVhC+wGuVdqgYziP9DWkZ690Bfu3qxB2SInzlisAddrwRzBvBvBHM9yOYG7opdlK/JZcJb0nS",
-	"3D5btMkHugEvDreNN0cODg8AhNZCwJYya07ntuNDNyQ0mnkwRbyMZubVOGTF2R7JrfxeuKin5h77cL1b",
-	"ha7q1YKerVsa5v/C5cJZULDO38Pjo/5unhVbKhInlUrWvYWGltR2yWPMACDv6lnA64SK+9njfIXOephr",
-	"V/8+61nHYEgEHwuU8oI/d4e3oq4bGc8vZO18N6bw4E0HYhrc94moyuRb1ZkGTgVKB0ObdeuFJgP/xHqh",
-	"UMFY8Gk962i1Jpt8L0hlwiMX3IfXCQqKLEAY65a2GPMtrKNSNbIAd32LmSvP3FskzyVcdigwh5i3xew5",
-	"YH5VL+OWuNTncZ87WEHLTOQfiDncAV4Zid8LUX7thNaUOlxQcrt0oWb327LNPpQZMHfYLVaEH8QcKDCh",
-	"xZAo2HozgtZEzmZzAB8ByY2FzBi4IlGK83aArDQE8nE+On687Fc3MjvfU6V+bKarwbHnZ8v6VYGyaRie",
-	"shIIC/gZtU96uR5K4JK6nLNAYEyvkLlkXetXrhLFhlZp3ZRJJVJzMbCoexcC6J5vWlcJ1Wy5t4m7/KS+",
-	"pRKRpbO6P9f5fUK6IVE7d5gt4ar5mprec+s2/EAqxuKht1G0zsHkwQDSVmgUj/aay+NkpoCAiHC78xXW",
-	"R6bSpkp+PXrH1fspW5ksm4gxngq1zqvS+s3VBOMVqtUZjlBIUBwIXOhm0PV3rnZ3TBe587sWD5/8rSIC",
-	"y+bQ0geSP4X4PPfXlIa1d17H9K4AeRkCi5d8OSiLlZSO4zZhWHq32mDgS5kK4NuuVL0hmH8ggmlIlZon",
-	"ytYJy8Z33b4tP5AKuXTw7daaHkKJnMeK9sLjIvP2NylAjVd+u7m0QvZa0NTRzq4Sl2LWMxkAXebylAgk",
-	"kUlPouW2RHGFIRAJg86gs3XfeqaBQPbMduWtq9Yh5IRPmauIRTIArtjkiAsYRoRdWghL6BIY4dTuzH01",
-	"IVdoZKJ31z1+RmaSYtsrxF0doWVQ9AHUPIulX1U+njuh31oztOXwGxXeOYa1jzU3v+8WbvpB1Zby4bdc",
-	"Tj+c4pJjRishYkN7n3M2QoEup1czksHOBEE+1faXT45I63sEqDxPk6pg9QuRolEfCCie9JTe5FjwNDEJ",
-	"ZezFIVOEMglcTeYgIE/AYFlhYzsNi8dUZdeMyyLoEivKzJyb7C1AQ2SKjii6TOUhR62sKQgmhI0xS0yT",
-	"EBVM9PypRKDK3JchCYGPoARms62/cb10wkKQigsyrr64/AzhprfjjqIA860ibRFxG9VqlnH369JtNmj+",
-	"DaF5U3pMFUW1VUw9FAxaC4CH0utWIMVXocs8iI5XhTEths4bPuaNy0mFJIaIj/k2vNYMPiZj1CxYQkzE",
-	"pZENERfyGIYRCS7hEjGBlFnWHXowjFIEnqqIMvQGTGAIiaAxETMPxgKRgcSAs5CI2TZc6LnseBDwGE3Q",
-	"e/fs6fa2973+zzP9n9On29tbvo0+0pJ6YCZjaJxXP/c92P3lRAusKxQKFIfHvSFVcPb9MyMQYlM/2y09",
-	"odcYySyQSfEITaZXGBIWDliXMEV7JKJEYggYjlFCRBGGqKZ64W4QI2ZSYR7Taflp179154ThX/iGOOCs",
-	"erz8ebFuUhLan3N7VOs+KFvR6gIlt9DIQ6iT90km0ACVQCNEAp9JI9/67fG3SUzNKmwZxbZP1ja/7xZu",
-	"+mGV09Lht1zxekCFNMOMdkKED5uz4PgQz+0S2rTd83whayQy/WlCFBAQaDJM2EtH6RnJONU/2czVXCBI",
-	"MpNG6uVPCyoeAGI1HGLC6Aileu3SYhcD2lyp89MD49MTIEOJTOUJgYjr1bX3qkM0KTKkAaO5F96ag2un",
-	"f/jy8f7LZ4cv9/eODr979qTK1WK1F/kMJ5RVBDGd259BUq1Y5At/lMEArlCYlwhDDEiMEKYI0wmNdFsq",
-	"5zcVAmHGaXUCfeukClIhkJUdU0WSEN1Fr/F2YC7OI+8ABUXGWLH9U2A4RbFyvgmREHFiMpVodKFRBHJK",
-	"tY6mOBBlIRZMMEwj916CzO13hYaQbb4K0c9QEcow/NFC/g652rMzs0+TxRUKEGZQWR+lf5qg8T8acLiC",
-	"MwUumLfR5syrnY5DrahO5jOyC4yQSOz197d3+1WHNEyjy7taC8/S6PIVtTdEy+jkFv5Igp4DRtSEJpho",
-	"PfeT3Pm9wIFPO7qZv2W0XaclOw2ZjwZsLr2xdXaaSmPbcGrp2fp3M2gZgjKas+ZBIxPfYbytMQnRRgEa",
-	"g3UJEQLOFDL1g8vVtEC4P5z29g6PgF+ZQyrvUTKSyAlXdp/Hpk6Qtm7AH6T9/n6QEDUxfyHYL+SEmKFG",
-	"Ln1ihPbnwYD5A5agMN95IG0BgOHMpLiybMo3k/hZ54x7vD199/rVy/OL7b9Jzra2QZ+CJDEOmAX+WPMW",
-	"5b7UZDYB81xs5hD2BEI6Mr4gtw0XgKL3UhzUgI3te6micQ7OAvHs9o6fjPaCfnA0DA+D3bCP/dEe7gaP",
-	"RwfD78h+uIe7oz55MnwcfBce4eHogOwP90y7J6PH5LvhUXCoSYcobTx0jjv/1Q36c7/3hPRGv/x+dPDp",
-	"n6qQuljsPDVUcK3S6HrY096rX37fPaoeNi9ndKoqaZfNEeyUyFIBJMpMAagsxkg8ysRf9+PF860sqmdZ",
-	"+hjyoZGpoITlsNaUXTI+XcjbRBT2FI2x1uuwMe8tf8ljraolauZY3Sevc1XwxGUqN8nXXAvPmOYlAvcN",
-	"L7eXJKVT0Lxou9/fPtp/sne0fyvfLp1msZic3c0fyzwBexmnrcHyP1PBXXgyiVOUmoiEVNAdzoDGCRcK",
-	"TNmW+qkGF6VSS5XicySyuSQ4DDChkocIXZOyrEcCBQkKysMtkwmHabUJuoKn40k0A0mve1PESxCEXaLW",
-	"H1jIp1stuLJHFl7Q+JYsNCsJugYBax5FNEeuDp7/+PH1i0xm2HYZaE9MNhVuICk9y2V4Dvh6GVZM/bHG",
-	"97ciac1bMoOhi4usEwdanbv47vlrbK4aSwg2Vc1poHxTD3Xpl5cWqn7pdW8G6JLAGOKIuzWb9Rl5MqJR",
-	"ZNW/gp1WzdywW20hv0Zx8gWOz2Hibf42u/oG/db3xUO+qtCJDbu5R3azFuQ3PKJBHtGQ963gQa3Sqhrd",
-	"bbu2+kCu97mDbq86/RAO9wILWgmHCU9euO00UIL/tjTz7BleCKL57DIYXgieJCaaL0xt9cUJwjCdQTIh",
-	"EqvdcwFROOa2DmTFdPbH2x4HOR4LERliVFdlDbisGPSDoAECZUBZz1jxgcCQqrqViseChh+4pFl2cRJF",
-	"70ed459vPpPvy70+/bKoqJ3xqXHtBTxKY72yHLB6usVXvTYJj1a4GFdZY93wBgWiQC+6RkZ1htPXd2i+",
-	"d5dXwua0SuiygBwLkF/A1GxbpSWXl3OrkHUk9+2k8fnCdLyW2rih0w2d1qTTS8qeTwSPSWORXiZmSRsn",
-	"Us0ihCsiKGHKZpqTl5S1JSGMveYYEokQGIjYMDTj67mkzD2aNVekEkiSIAuB5NsxctQVRCDAcBpRVtuf",
-	"N0qj6AxZaN8c1CrroUGO4Y80RF63z5SooG7dkM+w1+bjo0pby5ewuP76SNpkROKtePqNB91tkLA+EjZl",
-	"TM8helusp3xRje+6fVt+KFfC4sG30oyeg8rDgaTN8HiDV9jgZUOajAUJEcxLw1wSeZCyiAf2PkFNtMTJ",
-	"GtqYrWDWqix7K1KNGG9zll4k0oCUMJ1wOZ9jxZUYr1WZVo/xWmFccY+eOb9VpuOZxtvwI4lSlEBZEKUh",
-	"gv/y5a8ptaZcfr56yOPjH1/91ffAPz4+ZTQ2Sd3tx1eUUTlBYT+d85SFL0cjDJS031wIwqS1r/I+/0qj",
-	"6DlPmcq6XfDklSBj++E1kwkG6pSFup1/otVJm4RZQkxmRvkkoublxvoy+jPEbnECS+nG1ha2BvSNXuXd",
-	"nbq+cVVwQ0jfIiE1qL7ltNo20dz0nlu34QdUWMuH3mr97KHU1RwjWgmNRC+mKeeJ1KMXVZ2tNre9tou9",
-	"cIhXRjzoSZ67RsfHzznTgjYlkYl9yDTF5usb30cI3yiNojVWoJsb+WcDHdYplmyOoj4eaxivROT7T6hr",
-	"Eec+MurWEaslH/vqzLj50VSDfb7kqwPvSopr0mNZTXRfoJD610G2a3tD202fKyTvhkTvQKJNqYkZB2iT",
-	"DtDkXlu10SZ9c++ZM3yd30DP91VWtpBzkKoRBrAWaZdGv/mG5hYrdo7pPeCJfuN+nq/v8JtkXq1zYuSL",
-	"anzX7dvyQ/kxblOn2geVhwNJu+HxgAjSetx4KLRoLRSMILqwNslq9WDV98uvdRYnWNiaifTUapZMSIDw",
-	"53//H9B1N5uXODOf57WEcnWEymU3xeJLgGnJWRnLszGfiLEZT/L0uzJGRQMJAl1qSqDKPC7PbUv/61Tb",
-	"FRf4ColKBYbrRKreW0xVxQpu0+TMyTfpELvD4X/rGv7XjCcN8cQcDdvEEJvca6s2+kB6W/mQ26ix5LB4",
-	"EEC0FQrzHF1Dgc3co5JqeFh/821PPUqgmW+6DIZlDv37kttjuQTSL8uyx76bVhOE1G0KiMnBY98EmIw9",
-	"AWdKkECVa2fN9TAJqKg6NrmU/uX8/TsbreJetrvYmnDbgE5EFRnRhpJHqUL4ePbG+LGYy6jLBVzREDm4",
-	"xGIxhpTAhEt1YiJhhphfxBSPvSdKJfJ4Z8c03r4iEReEqR5J6HbA4x37GkfuHO3jUbA3POodkMfYe3z0",
-	"JOjthwdBD/cf7x8e7u0dHT4+2HFCgQacbSdGrcndTamgde4U7pZRTWOzS4ZXzjC0Db6gXD2PKDLlRvZ3",
-	"St89S2kU+kAEgs3SK032MD97My8Wuy784PqPuIDAfCHzDAa6YQCnH15vD5hBfAkkC3kMaWjeNrnRoMuj",
-	"EAQGXIRZ7TUOPrIxZZjNDfkcA2ZSPG2ZZS/GXFYl1r5jpjcahS+IqlBmn+UZpqCctOoY/H/7t3/7t97b",
-	"t70XL3yXJyNPrpAnU5jHvr3+3m5vd7e3t3fR7x+b//8vK5fz46rUUu/SGAUNXO4rS9J6bSSDytycu5X5",
-	"B+fAXanUzecJW0giUZTpcBhgEDHrAt3dI0iTBEVAJMIEr0mIAY1JBCEdUyVvTxt5l9RjZTSt3FI1ot+A",
-	"Kj05oUlC2bi3+6S3KiOX11kgsQoepslNg6pqqds3D7kSDVYN6jpUDntVteXPyjmWZxorJR8rY+8iqq08",
-	"hRXnWAWKZYiXKbhKKLueDWmkpRRkbdBA3HJeXiFTdxAtvh7Yt1dG5YR1O1ag+4B64OO5fH6MTzORRFjo",
-	"5RftA+bSfdpcd9LkRYSR4PFC/k6Tq4Uq6GZZ8nTDnYgolMrf8kxr/dUjOWAyjWMiZieAkdTLpaORrw1a",
-	"X8tbv0om6Ca3QmJRWs8P4e7wb/G63YQlL+hoZOJ6q1OCBkSRiI+lK7qUVQNgJLa2uZogFTbPpVW/DJh8",
-	"zwbLTPhUs98ZGC0RpqiFvNbVPBAY8yuXL9YNe1LMZnoznhdYEggRjhTwVFX69/TZrWRJbzMBUCQ3mj/i",
-	"SqbkzrMO/M5d00WiKK+qGNArn9oSpZTSGvWYcUTMUY6ersF8mffPiQsGbNC9ijP8ZNTbxnxV7i17Hr2l",
-	"WZX0QE54YqsIm9oPl9Vpf+8Yj/WSpXH2AkemwcQ4w0qB+kWQ1g9IrmZ+JQaGOCJppM4vKfu4qrZ9K3yk",
-	"lzSKzs0hrLEOWc4VUyvDQZ5dZtkqzB9LOFPJsSvCtIo/RBjydDxRtZIXGEyobfRb3NVHVGX5p6uOzS7z",
-	"XGNi/f3/VOp0Awis1RlhlsWhxq7XDBdbRMxFT+QCPswHiZW3XsKCDPCrGUST/uw1eESLoj6/Hi6zliv9",
-	"gdmJ8V22kaOscKpumMr9MpWGzK+CabXEALMLanS37drqA12AzB10G33/BTQeBhTthoPR1RrWI0wao1yZ",
-	"sEmOJHQpC/Ea+lmdEPOo176MJSzALaNkuOf5XRshu2vq5zl7OEuQtHZidLeAe8oI4dL1X1AUK14/EEHV",
-	"zDz2LiXDdfy9sLS+judj674auel14ue/GFmnTLTXmZIoSkhSM89QrRTBpYcii3iwKLCL2edldYaNN74X",
-	"mdeCvnJyfXiT4c4Ev0KMfT00v376BXlvb7E39H03+m5UJy1ZUu1SQhrfdfu2/KAa+Q0mdPug8nAgaTk8",
-	"cu9FA+nDQ7mmc+Q067HCM2IuFAmNeyGfsp6k44kyVQBTJtMkMWXganmICBXPUiHVusub63aD9ybmUmWO",
-	"rHoLitQrKvCisiqG3XpWjDMydaIVwoiKem+WSaTOJ1yN03V9VacLHW/YMeOsJ23bejsOSUzGeEbYGOsr",
-	"BC+KTlVkpfE/uaAxuvKhNd/+jWwM73JQXQUsNdDf8hBvyB8lFWEhESGQVPGYKBrUPyrd8KwyAOmMpyyU",
-	"kKBwld9rJrc2BdaepVGE6jQIUkGCCsf2eSKQhCcQ8SkKTVAxFwjEtFdYc6aYjMlvlOE5/Q1rQl5gxEm4",
-	"/omJlJ0niOHbNFI0iajVyBY1wIiYUATFrSkR8yuMkSmQumvNTTmc/oAagPbefmmm3UoKqDG41ug+IEMl",
-	"iKq8Sa++cPhpvtsLqyXaqjVvMaRp7N9e6jXHtIWDqwRuBWlVHV41tlUCcXnzBR2WqGyeM3qFSFnmaotc",
-	"fYHF/FLlL5cYpNqOOg+MWaAP4KNEcTrGqnN+x00tZAwEqmNXPlkbFT5owKJUEKdSZbX7Z9a4NeFJLt+e",
-	"wZFhRNjlgPl6op6Zyfd0HxJFM/BPk0SbBlkwEXT/+ePZmy1/G35y/J8zGwBJmHS0etDv22gXqhc5QWKz",
-	"AbtghmKaAiVIQv8VZ51PGgSUjUzWN219kMDs2vV0RWE7XicVUSlodkzVJB2aQFnXJPt32eQ/QxL2OItm",
-	"pacq5n7PxBUpJDHoWWlAIpATzhUK+POP/5lfAmmT34a8ZDeE2rIdMAPPzHFQ+AU8GKZhSFF6EJPE+QUC",
-	"EkU8NZ1NMRfpgRYtqKhlDxSF9AYssaXVzfI8G91khza8UC+KSBu5TFmpzq4HSZQu1vQkLBywIoDpzz/+",
-	"7oPkoLUWFw8dkGCCEkaoggkYAE1LAT8wRDVFZHORvXJ7wAbsL395zplenP7mL38xX8FLg4tmcTINApQS",
-	"hjycmXCo3wdOGRx0jrUq6cHAKIX6459//P2Tf+JQGYXgIus3YLDQ1dbk1RqprcKrxzFdzI8d+3OMUpJx",
-	"Vqe388nPThDcL7b0uNmr0gAxgOXMTKdJyQPfRmWbv3iCjCR0e0biaO6Lv0mbJ3FngiRSk9/M31qGzX6z",
-	"U+pRlKCB9LctdPQM9vmUCZ5yPqaEjFE+gu4QIz7d8lyWVrMtaaKgfrh4+8a22taAPrW9HTkrQWhkeHNE",
-	"5MR1zhtoaqXW0QSCpypzQWTR5b5ndx3yQH8Af8eevtzxt6x7SlM4huDv93fhrYne+oAiJlonima+XYX/",
-	"hgc2baSNtIP5BRinmF6dB7+m+pQvMVHzC/lPubMsxN6Ll/7WNmhO50YLeZDGOS0kgg9RHheA3/EtCzrY",
-	"LvCwgicGRIhZmQFCJf8zAFnBAk/yPa1igX8BP9uKDxIjDJQ0jV0Q2u5jyM2EvEx219XeIzEqU3MYWRq7",
-	"l3Z6OREqzZQCEyify+AQeyG6IPogwEQVTx4iKvUnTShbnildR6LIB86yaDs9qsEHaYvWGZjZ5QDRuwvw",
-	"xORmLYwa+1jC7XSJpPSMhmDNYed9AlMoEE6tv9O84tCNrMc0D750x5RDpMiOZPi0jdj0LDymVKLtiaz3",
-	"8XzbHNdz67bqvclBb54PW1jYIY031/Ejyo4X5tUnlE+qm+lhJ9y8HmAzfXhakOpNlJfhmyX49vyywVU2",
-	"jPnRfj2caVtJc7aZwq15NHlqjqbrDsadytZx+UwKj7F9B9P1S7cWx6D1+IxcDYtZcCjPFWW3RwJdf84x",
-	"6m95Ge4ULyjsOxoN+5PsZAVKTa62sH9M5vbr//nH30/1XrLiDl3fPDjytbAy7u+9fj8fwULhP6coqCZm",
-	"u9sMCBqbQJFLlOD/6muWSIMJXCImdo02tJQ4dhITpQWZXuM8dzOC+j/9+tQJ6e2S3/NYYGg2rfm0gapc",
-	"mMcIRMnjnJ+ZCHezDz09dF23p2lKQ680tO/qhA9nPVNb09GZ3k4+1UnOKCljGGZthlxNbKWUnBtIsNrM",
-	"EF09HhLHRJyUmI8VEkOudQ6I6KUZ12CtETXdlxdkLD3Y7x94JUrJOXZ+b2GBSTWPYJwZdUjbD/agPto6",
-	"5q5RaXV6bjpmpo5/1yQbz17kSGQh4LUSJGdahlgzDHhvFDT51Pb+dxMybSd7Ng85x2M129E0RCAmkV4Z",
-	"hmCadRlX8Lh3YP5vdw8meO1ed3gGDppvblmghFpMuFGmGEW98jiqeM2UxQqHHG05pAm5wpJ4sXRIMjIw",
-	"3M8QYDTVukUiUCJTJ7ZdEdpsWagVRHmMOMALzeWW6oUSNwteW24+RpVFlkM3s+LdDKY8rmGY9vYlo1fz",
-	"66MMhwzALWs0e7lwl1BMU182tC3CnG/N6Eq+NeD8YyArOFJMxCUa3l7Jm0wgVamws2bpJN8NFxCR4NJA",
-	"cP7tnnlipUd1Bqg/6Aw6vpeLH1ewXaD+JysTHUWlk8o5ViERygqtfQqg4R/ob41goQz8v/b0ofSyV2CG",
-	"t5DiWdHrF1snWqXKBzcQjOm1nmLKy+pytpCPZ28csNyTQLv545xetFKuHCO07wp1FyKBJ9YpamnD0rkm",
-	"u0SgNiIESqmJzx+aLN3j32jib7kYey6RaRHgnxoNofeSBTzUJwm/9myqbsPa0YHK4a3hDPaMNOA5G4Nm",
-	"Ih74r0e9d5xh761muT6MqZYPlrP8f+y9S3Mjt5Yn/lUQ2ojsTlKUSqUuU+H4h6os29X/ek2VPL4RnY5I",
-	"MBMk0UoCvAlQKl5HRfRqYmbbm/kCM33Xvbp7z74/xP0kE+eBfPCllHrsaz02toqJNw5+OOfgPL4/P/sm",
-	"Ede2uHTMTHOrcIg5/dMiv4T9wfunJqy4g58r+/EvB1AsiYSXE5Hg3+Ry59AHD5mHMGfAaFyVDwSjob3V",
-	"+4RYX+LJrw4PcpsWyqFEhGfW2UB2C5MRy7VjeFgPuSa4CwIdNSokhAhRBa5w8buAQYjIdJ/iwLjz66lG",
-	"RkX6stVr2AOEJMBukNd6gOCFzYd8USMDP5Ofe8BKPDt8/uxkAPKVns0WHgACuBNYSLpogLEmcmRQRRm4",
-	"uUx4UAhApEcahAOxdnHQllLQfh+gmkm7UAvYHsRZJ3IgIJgIHmTywqHL3cPCK0rpFeYcsTGuLdS+E3OL",
-	"rrleFVcyF52k14NfkkgcCidGCA0Med2hSHhJyvUggZDbANkoV6y5hKvBi1xJ58UhC5OEMzJXPdyJXqGu",
-	"ZK4z6UNDCGByxqJlEoE8LUmMhvbHhTU+ME2yXBpeaYnEi1p5QIjGxBw70uDMaYHIU8aavriwyJGUN7w1",
-	"E1UgV++tAHmTlvVKFTIP+2DHyNKWZISURcsMv+ua+2iEbTSVB4FQxzbP7TWxhXTCfvj4xgV2OKlORYKn",
-	"8NX7j5+GJZgwNAKMIPw4F2i3dwbN9t4XegKs+N+RuKw+zy0IOAkcDxZMV2CYjvAat4+iSvL+w8Xr9+8+",
-	"JYCL41xPppS73CxJGoXrE9o8GhwLCf3jffLd+UUkALoiEer3V26OiLUSqF/1EeHFlJmZP/TCaC6Wc9Vj",
-	"nmYojHVGj8e0Lj/ywVai5oNmyluCjkFxpZCTmcK46F5TGVCIrQ6EWCoQQAqiVJ3nIrcS8ByIGXN3d6M6",
-	"7NIRNkplJIQGhvH54FlI8EhzU+ZK5XauSkafhOyIyCKoMcpr181VWtJ1notwMIgKyH9rvnDTYYOs/r9r",
-	"qf3XJwMX1AYrt4l2Ygr348J4nQtpSvm3vKsDGIoOYgqcIW0mgY3f5CEITCjN/RMufe8T3yLoWYVPGdgk",
-	"YhoIqmGHSPbzdGAlZsJn/2Y7Rj5deDtRxGEfDqLBYACtjpYBjiKR9HqAQzBpVTiQCuaANhoZoSVeabAP",
-	"tBQflS+WvbMxpdqA6cCYg+O5EDLL4M4rR3Q4GLBKYYaoWOupN1dFj2rWOz0++gr7QrKtdwezxnUP2hJ8",
-	"P0INIWmTWH8MRIsOeeNCKfKhnOcyRXEDGtaGNNPWULZHXTQElMTYHkIly8vYZQN1ukzZUBLJPdDJH3qA",
-	"H3nv5WI8VsAHwvniZmikXcRiaB4Ow7ywnwEq59LhNTsjqi7sYjIFtg2+LyvERu0QnmqssEqWCCIZYQby",
-	"fIS4Xs8UPoaO7JUSh0cDEdRzYR1rB559CBBppcP39YPD/mfi6Y/hwkYNBMwWVb1+Ko04PBH/v36JkRGE",
-	"IJ26E8fPDmuFJekXLPRxcozFjw+f0cqABE/XrLF8eXS5KmwrkivrLMZF8O1MKA+MKmqsYge7skWp/KoQ",
-	"WJmJnyaR+PjtK/HV4eERNPrLn8VJ/7BbqonwCcIao1JkK9PcOpWhAAu0ZWeqFHgMw1YUwAkvW+AkGyDF",
-	"OugPcsLqq7my81z93d8BfjaUegh9cMUlIKscTP0sPxXpVBZO+a8Xftx7kQDbcEC0FJsANEEIYbgLbJ0o",
-	"lJfaqKwbsc4UK+paECy4TYGHpNX8qDKbxgalijXFMXdSasFG2shi2a0pYYMaOehkf4ayXw5+9vZLEpvO",
-	"Rm19XfqIYAzAzuGCsiKroQ1y2N2osNdOwZUb/j74mXnCL2EMq78H8zWiteDEG/FLCStoTBabUmOy71hY",
-	"3TEaBA7CxnIdrUkVAjVPKzbUJU4c2NbVAmIuEXuCOjGqsbiWxobq9LJitfHNSiML8kAZ2OJSzT0LVoBj",
-	"GSpb+LolXQucpyHJSrEBeeyAxDHUvgRQJM1+kGEBYO2YW0FGxS6805liFXZ4SMi0TGKD9zlnaK5p9I2d",
-	"K4RPIUtlOfwLb/EIljM21SuC6CRwds5hHEm3ZrgKEjA9tkT4PEJqARIdE9QEDIVEJNJmQkVic41viyAk",
-	"0pRybS6dGMn0EvgaPFvISgKZy9qu4cdA6N0+lNx3gg2MYpPa2QzqVWJ7uAJrmlsS2r0dEj/6vXUe4Aot",
-	"dOBy0gaj8GAjeLlwGxE77ONWQ4nhi8GLQQKHAV8YE1IGJ3/ofWuLa1lkKut9KKy3tArCWXrtzHWqjFO1",
-	"B8u3ry/WHivh3JPeo2+LyQFXcgdQ9ku057XPa2+d+BqFKormc2XNr3q4d9gf9AdQmTFlb7j3rD/oPyPX",
-	"7ym+Ih/AfybKbzbxakIdx0nQHiXOmmywEf7qG+0t6Z1sSoe/2uGIHwiQd2ywjv09HDg9ur/O9oZ73yn/",
-	"vZ2pDxTALnDeOI2jwWCbSU5Z7gArfon2ng2Oby78zvq3NtNjrdBg7HnbDvDAUI1nt6pRe+XfG/7TT7U4",
-	"A3tvpEH+fU4z93Li9ob/tIfndO8nqMnIu3UzzxuaDoZUvltK+S/YuVcsLCJ0xGbp2lxiWn0SNaDzjVv0",
-	"Ekfy+DbponHDVRzHzg2rrsobtg7vI963sI2B/2lsI6GcTq0RHeYagsK02HcUdSw2M43MUjjPJMiwYlQx",
-	"8IWntX0HAn23ZNMQJ7nv6h0zNqxI7Mx1egnkY8qH6+5mEirv2H5N4R4mh6wWcKer2vXtNPeKqjLpVc8P",
-	"W80HqyIHjRYw4NwNFaCXoFtAe8PfltSPb03qx216WTkcf8Pj9N6UhL7vAhDd+lQxA3rD4SKNO58upMoQ",
-	"1medky2fO9ePAKvSh7Ex/GCMb6xs94OvP25qrw20ziVYA1xq8msl8DdXHmIVG4oYuPPodqPmjcssNRrc",
-	"lGJWuap49mKz8fCJtbPHQeNwfTZcH42yUWxIHHZWdBYGeWBudB9l2S73mMCyJqLJsuJDmwRxO9954F97",
-	"NfttTjv6uTyhwu8CFZAAkVlR1eltgQ0sRuxkeGvyIqEBhfRqCI3DTbHAas/C1lA4ejyztd82xgrDhypZ",
-	"kPQy69JNWOX9IsUQsdRwOkBSLnJdibFbzgepV92dDscTDf+6NPxjXSPDl0jToqA9Mde1PVsJ+wPqFhHr",
-	"hnXLGIqNa7IQcq3UBJXSvi6Qk6w9pUNNYPVo9KVWgE0Y6rHgRIePBpwFernCeCFoHkUiBit/OKav6/bF",
-	"OxTk0Vxky+26i7+kqxunBXJ8GEh5IzaYTtHZrq8iFRPpOkrBtnF861q20+rQJvBzgr0n3ibhSmvKxLtu",
-	"xXCtl3dhzZogNnQnDslbdK4Kh4sg2XYTZ4X/LO9iNAvZjREvSSd4J6j4thbHrsXteGFvUfgJhn5DGKor",
-	"hgOx1jTEN8JRZtPtFysquOHcGjwCm1XawO+xiXEB5fvknZRbo/r/7JJTYax49c27Lqt8XWxWdOV98Q6f",
-	"MP9RXslP2PvpqmF2MKbGc12qQCXZbG45Jd/Y1D1GZYZ2KAFseLPYQgJsZ72VCo4Gg9J4BZ+O0fo/PP6x",
-	"rtYFtl98VPhU3SjMfJF2Yix17k5jg/aSGsN/kpVKbmUmRjKXJlUFvwyW9vbaOK9ktmWnv8cJ3G2fCztS",
-	"rTfttUHPyLyF4k9fKQMzRx19beHLwYfVR9nw4Gc3lUfPT7azAmcoJYokqJHd0qSi16OXAxYtVamHR9Oy",
-	"yvAnkIKrwrzGBs8T9hosPtCKSXTIuwgNRNGYC62zvA2PNV3yFIpN0uuRRQ6Norco8qSh5mKTlrnVxgu0",
-	"O+R9XAnnjkr8MVy9QS5gWmOJGSXlPluOoMdJcAah8QdfkGSHFdUNNlRTxdoxwhkOlNA9rR5DL5ZzVeKQ",
-	"X84VrSCO9Vqynw1zVpFI5Hyea7KlOrCpV74XbBZKGYFnV175l8Zex0YDk4VPM5MFmcFVeAv7UxvSJya+",
-	"3geb63Q5DMYJPVekYt9Yo/ZPY+OkyUb2cyI6kkZbLFAiIVMUHA1grcq6bH9TWOfYeqf3UdHTRugiNil+",
-	"tvg5ER16GXM6mIep2QiYY9/tiwT94hLR4efjgfjlz+LwuIsGZziXZBgbe6WKXGLwc+Kxsn+WKdqcIZOD",
-	"1DdTBcYo1kZIlyrSqdsiU4XoBNOoXI39MDbJDH0KZeEPoIuCH6DQnJMMVyS/3SuTwXZmhZ3PA4N3fHhC",
-	"K2LIjio2FKOYrG/pkR6dV0sT5Q7N5OveIClzTEBvZN4iFrif0qDZAa1HzJ/QCACaJeNL9Omu2Qbw9CeK",
-	"RkvWbbh/naPBAOXNAY41Ngkdg5JpPTkmN9stQfFPm6LqKhnCaQMyFB2edtOqiYp3t0DxW0CCdW50XV6H",
-	"mew7BqDopiH3g+/hnAKS8HMc1d6ru52S1zNZNzdjHn81fnGSDV4cvnhxnP5DdvL8K3k0VlIO0ufPZTY4",
-	"fC6fjcbH48PR0WgwenF0lGaHz7OT9PD5aDAeDOTgxQZ/1zvxtrREX6K9o8HJLUr/aqzwS5l9pDu8NS/8",
-	"zvpv7cJQH4cnt+3j//Fd+96o6gJspmypXbx4R/GdS2zFDQwPvjLXbNOAQSGxO0KjIbbZc1PJ5iCFQsh3",
-	"EYuBNWUT37ZUQS5dZZINNYJq2tjrUzQa65TieYH+pN0a/8V1YoNclotqxkfptLIlREAJxqqMOKVBYkCe",
-	"SscVmw4NmuwOnZcTfO+Be5GsSgmhNN5IOJlr7dNpty/OVlg3tMmLjS/keKxTcrRhU9b6GjlbmsbTdUem",
-	"wmGME4tGBltg5iMaKSjnfnumryW3/s7iIJc7Kbecxs1s4tXhgZxAHzWqbS4LRuKhIrfVBlTS+s3S/Wv3",
-	"IZdLjEU8lYVMPad5uqHaf2lTiDL63FFngHOHRfgN0fJXJaBS5fKlKVk4L4gU6tq+AtgD5J9GOtcYH6ei",
-	"JqacFUpaf2JbO2fBq/925NT2zeU2ZPefJ43XXs1+zxfp34CWvlPk6ixD8IYt9MIhD3ZCz0su82tiz68P",
-	"IjCL5SMBEd5V0eGYmelUFjPXrdFBmQZ2jRQOqjiLOymCkqE/DKoISeQfCWksQyTU0n4Vf70NedxkxPFR",
-	"+UVhiFN+WXUJXKzKx+T5SyZr6GqFRbqbbdfKHbr/t1U1l6cra+uVVaPQdhR5M7Pzksn7IZDPE+Xsppyb",
-	"aMZk+Y38DpW57zcbzOKR3GqkfxmVG3czBbRCDSj5EGAD5vGEGztwgzd6B9mkqlAza26SlV5Vxe43fPBE",
-	"HovEVG2v6FzqPBcjaYwqqqhdZykpYV7lC59O66LUTLt0E520QJiwyPcfY8JMnlBmK8qk1WZvIZ0qsCTG",
-	"ldwNNFXhC62KT8rfe8RZm9FjwZ6VgKLC0WYGKuHIo9sJpQ3SrC3uA8CctTk9oc929NlAZLtpDC1R2gBR",
-	"mXnk/iNQOZVHAz04Y4pjTMZShSzwkUlIjJe878RKbhny7L5BmVwnn1bwVHbxEHCpnMwTIO0ApIr0bqal",
-	"Qqb+ZhyiUvcfhGAejwiBcNtEZyS9z9GMzykX0dMlBRjDkE9lyTr0zAs7KZTD1tcJpiXyQNmHATswkyfM",
-	"2Yk5vNm7CQgjAKY3KnuqYvccc2gij0bZU9+3LbJ4WaQNhvDyPQAM4Zk8Ych2DKk2ezPp1FyJtz6PN8y0",
-	"V0JXszU2NCM6HNiH/BGKmtdzCDQZsQk75iC50nbhGjFo58XC1CNTY6vwYSYz1T0Vz4NBbGnFmlEZ7WKz",
-	"MIWSGUartoVIbVEs5tt8st7ghL/R4/GdDDeh4hPRrRHdZodAdL9a2ezgDVwZ/tYINHgNrhBpG0flc40G",
-	"xuSSQUGiO+xRa9R1cHZAx9oQ796JidVmgla+3T7F7wz+S0imsAQLHyiN/FSMIsdYV8/TUBaE2RF1Vt4R",
-	"7NgbG1uIumNvwz+35hGhaCZVELYVn8ptzoZE0r+VE+5PT6fnVz49m9xpd54VSue0kxM8v/rVrbPP8GC3",
-	"Kul/H1zld3KmcGEeCVupTQ/D/6lADJv5A/rcgq3Etbv/PGVJBk8ItZWpbJDOdsr5DDzfzmA5K7xkCEdn",
-	"5NxNrRe5XNqFF50k3HkhFxrmPDog19uxzjlSPn+OTUJfKMIqfdtSWPhCGpeTh0uEkToL5Q7W61PxRrok",
-	"RcmM0Glp8ic979UyRnhZCFmkU32l+pWvNHHBSchKELx2JQUD41itVWy9VBrhFHqxohkqZQ3xfXFmQuPk",
-	"A5pRjFmOrkmct3SXlBohohAprszNiDFMV0Irn9YdLKsESHD7lA2JXDovOs4KaZaxqWI8ptaEJAS0506k",
-	"1nlKUcIDdftipma2WEbIzyADJdFt69z4IqQaKdRkkcuC/b0dxaYfUcDaKMStzlRsBifHx9CSsNdGFSU7",
-	"+YPRn4WaWzKCmOGJJN9njKONzl5l+AZ2KsdUOrGZ4FNT+MYezhz525pJzek7U4VuhJ9g6qzeHkAomsam",
-	"DNe0kq+DvZI3e4iLMn75EKiCUiO4RiiocBpEC7mMhSTOhkIObuQa7xS5ugf/QXayRb/pTGWwDvOc4jdu",
-	"dLI9x63me/4uSEsNPEHsl9UYoCs7KTmpAh2k3bwfLmkjj8z2QA5MnFQnoRAt0ix3pprp3y2wwTB4qWa1",
-	"w0I0SSRJbC9GBrBFqrLYFKrHWZc4UFUI8F4eMIJLPtF0PLt1eauWNoTFqNgcntzsh15zta1HXtp+BsJO",
-	"3pb3eVsO8I68ytMJ2nCCztbkpducoHGuPu+Unb6FAvdbfw5TAO72kQg6sKUUdm73wy2UayHn3IkAfndi",
-	"TqCBJylnq5RT0s1usgFJCJjS3SoXECvfYqn7jR1hHo8EO1DMnfG+lWIu/nudAA7UHxd6PgeOpx0xnNfK",
-	"PwyyqGb02AhEqMZm3oZWWlw66+v7MDRtzTk9XUZbL6NNdNaGzNqT1sMhqCcyupmMdtCOksXu2wsK3PPr",
-	"SsnHYjMN2yk6sphZUpNyBrEFRk5qGCdyOvsmJbQBkLvQw+8PPJR8sn/eDhxzrVLMIDeh3d5KNBgJYYQG",
-	"GLuZYAws8ZIL/ppwQtE4fhe4U5vzbww/94HWEK8o8MqopIsdkned1FrgVG3x7z9c1SbzhFpbUatOTDfQ",
-	"Ej787gYsKnKn3cL34k80vkfCeHDKVbeYc45xTr5aDxZIAWx7+EgknP5TQ3TG8vpPuAmrG3XwM7W2/XmL",
-	"km5SpOyZpJDYHU4ImyvvMaOJU10hJ1KbTeNNgS8+hQoYoTo2mNNOO3HMSVaFUxOM/6/DM9bCKUy8zAGu",
-	"DeUq32iAGojplvceViNyuiNyfMI1v3iSt7ciB7/6Y9xZMiceE5rQst9EoTM5dzvIssxGg0lcuAk2BzGy",
-	"ADK5ouANXqYU/r7WhFuPOgan7S30eb9lsrdy/kiQEQiEUDCVeW4XTes72MkGLbVgbd7K+f1nad7K+RMg",
-	"bWVlZrjFW6iEkh9vT99V2JnyU7WgPDVopeU0mkWNbTGTfijmeq5ybTAx90RFYlwoNzWUwxoTiWPmc/oY",
-	"m8WczKk22B11tBlbTsdMiRy+v7j4UGbSzhYcThoDlduFV7HxajbPpVd0qVJVTsgtC4WGJ1Wes4/nZ9+8",
-	"Pd8a9Z8WYjP5sfEI/Il5+jFzN/yritK/Glj/S3Tbpez/hmDUIJTayGblMuwK4z3TjowfdjG9b0Ohe365",
-	"0DQeywVTbdpOx9FQrs0NQ0UfwC1DE3m6abbfNOVW7yQeSk2sr26Qmt9Xxe43hJQTeVwgImx9A1tSRAtA",
-	"KZfz/kNKOZUnUNkKKra23TuJaJ7LpSpSWWS7ceUDlnuF5e43sFQzeSTIQlssUt67HVrZGjG0gJRqIe8/",
-	"plRzeQKV7Y+SFSG1oSOvfa5aqeYqrVySaQe138mZSigvITZzoT77ZLMujrbugjp7CNCEU3lc2OTD7rUk",
-	"qtbohGv5UOAJJ/OETzfhk+c930VLhZppVRyk1oQUubu5Hyr/qlb8niPN6oQeC97QvEXa2MmKQ8avO+mk",
-	"DfSsLu4DAKDVKT3B0HYYWqOxNiSW24ltBUJvsOCDgB+YyiMDHq/kTOS8he2Ioj3iwHo+GKyByTyhzI0o",
-	"UxLUbenpAFMm74wXAsX3nRhJp8SHd9+JDsayYBHtdYrBQTgsg3YczmLfCUy5HBKGi0KlNreFymIzWpZZ",
-	"9guZ+n0nikVOYSIkZwUWRqkMHcH1bJ4rsvfx9FSJ48BRQyeyuFRFbLBx+OdceCtcbr0bikJl4q//7V9F",
-	"Mi80rFsSiUmhlKEfnUqtyejnUb5Q9Ktd+FwblZyKUS7Ty9hoJy7V3PfFuUyn2LLQTlhcIJmfCmmEnWnv",
-	"VUYfKY4HLBGNTeDQ+rGJDYyepjq2BUbiEHP9WeXCjinDfzkzMlRwvpB6MvWUCg92D7Pb51pl3di86I00",
-	"+ekblTtRRGISiVEk5BD6OuyLt9T/tYI22PZBCm9zVUiTQncmExfia3F4MhTXnbQrvhbsxp+Kv/6P/yUu",
-	"InHISeaFwN/+tzh6/lz89b//K3xDy6xOSv/sigPRCR+PLrp98Qm2k+YHXWvMa2/H8OOiUOXOQct2YbwT",
-	"GMNQev7CcVmMkMbrnsy1dCoTKpuoMkyXDEsMJXm7hMCYGoU0DvMGpsvQvDZiXti5LTyG8bj+KL4W152i",
-	"G4nr7/DPCfz5Ev8cdU+ribPV3GIm1OdUqcyJQ9o87USmr3RG4VLQgGkxO+U83c5H4hIWF1ekc/1R/D10",
-	"9Pfi+mU3wna1o0HvO96jfmyO2MYNCHhfMFV3PiDBMBVH4pMoaTcS7wWT7CkNigmCVi+fTyX2JZ1Aeono",
-	"NyHFGM6etkb8x7+Lr8WZOICt7eLb/0x/LqfkVJOAqmXu2Ln840J1aWFrtIlv8kOR2itVAC3PxNfiEib+",
-	"8Ze//Me/f8B1gL8+4WLAX+85XI4QPAeYdzmTr2H1sOovf6nV/uUvtQZ++ct7oMCZ6DAFQ6eDbj82z2hF",
-	"pXHXCEtEkZig3TpVOz+A5irjgDe0SvhbR4pf/iJm3WF5Rmn3GIHcVM4VB8UYeyRQsqAA1IiES2Veow/a",
-	"V2wdIeEMh0UVPrz7LhIYhSYTub6kwDjkORIi/aTSy9xOeDYcK+f8Qk5CSKLYlAFyGjj56fuz3tHzkzJm",
-	"D1NWIAtxJfOFcs1QPVQmNtcFwJvBSIzAyfp8KTrJISvmDvuDpEt58ClRPBKeeDY45nhExgbw12bSj82Z",
-	"mMkcSAStPWGj0bpzIIychazziKRhrFB2JVoIXEkcfvTS2GsTseWKsTTjCAGYoJQjiqAlS+N+wpsJY6NS",
-	"8nuMVSLxigOY8mJmnReHg6Pj//M/4b9EOg7HdSzevqRcCHw7Nu5DHg2GD7KFnmgjc86Vj+MWYyAsIIp6",
-	"eBWc3drdSqRaG3hskgO8Ww9+dlN59PzkSyJ++PhGdJBwk16PgsP0sExvUeQJds0Xq8yyQjmHkYrCFI9j",
-	"U+0Q3MbGwEbYQlxL7eFP6THW1VDMJRrtSi+Oj76io5J8VL5Y9s7GXhXJqZD1xoTzdu6qmfEgciWvlNti",
-	"TlRn/JA3+dVYWTuxHwhT2xb/FHC3bYX3hM139Tco1+B3zP0eH311c4ULa99Ks+R+3N8sSs0av1wxprs4",
-	"55D6Zpdg/onL3G+ZnGbxWFKC0paJjpprZzNF2L6aP2It7xH/UM+x1TYP28MgkrUJPcIsbK7cydvQye3S",
-	"sNHiPqgsbDSlJ41OqyRsLuz/HUjsYDUt27piJ+R44zCk0BJwsmkzZ54DcmKWNhIS+c/tCQYT4lMxuGqn",
-	"GdkTwRWEFRKlYrOiAUIh93qq06nIZZaBXM+jQhevSMg5yZdBmEKGuB+bumhQMMNPSVmpOvL4JQ9azrou",
-	"GKgbIryvUfDdctnd/mQ+ZT38tZ3ONmU9BKLAmJgUn/OOh/JmrH8oAP+E6jegeguimRdyeYOEQUXuuYAB",
-	"k3gs8gVuGGtm0C3+ppyYVIOCLLQghjdU7iFQBMzkMZEF04OwYw5vj7/egjraXC/lyj6AK6acy9M1s/2a",
-	"qSirFSW1JKEHQj1PhLObcHaTjJ+q2Q0GkhdU5H5fRziJxxMuZnaTxTWVaQEVuHD3HypwGk9QsRUqPG/z",
-	"DpJhXcr20Ag2z/FRcwiyNSdfq6eOiEQyWug845Ekwhb8yzfSq0Q4PTEyd0IKo65jM5c+neJjuBGFkhll",
-	"0agl2Uz64j29ZqJAr/2Q3y7hp6R8aaZ8FrFhexx6ZRdLuxBTm2MwhOT1uPfOGtV7C10mERt7UJgF7cRU",
-	"5Zm4nupc0SupdrFxXuN0ywYxY6dd5JkYKfFscNwNti7wVWXiaDAQ0glnKYuCNGQEwKuKJkkU/wEVW8+C",
-	"9osnUyyME3bh++JH7ad24dcHbQu2cjCoj4sNj1XIHJZvKZyXeYg0QWNOLUaGoHfgvviRp1imL3LThXci",
-	"s9dGyNjgMtSWpZwaDJYbER3pLikQ1LCcY6HmuU5lMHDoor1AaOiaLDboDXkqncjVmNV4Irdmogpc/y0q",
-	"vLsmDPlRan9HKOEuf2sw+f09yP5g5JXUOcZP3qyF44AmGCr3qtyp7SlD+JcD5wslZ9vz7YgEo45g0rQe",
-	"FU5EB/ONFr1PQEiUlzGiCGKjwl47NA9J8PdPdlGkKkFUcbHRvksnB1NpYcr5eXUy6ciPFJ+VkGW1br6B",
-	"tnlJksRGZ0MxeH7+4tn5y+fnz45Onv/Dy69ig20Oq6OeSS+H4ud4rwLHeG8Y763V3Iv++i//9oXbjk2i",
-	"M7YcUfVUp5FIsIeEM3CJkOQNEBf6SijmljYYf+sfP71/J7QBfFAiYWo+pwYofMuwkbwn4ChvLzShARX0",
-	"eFwm7opNKM0Jh7UXnWtYuDXQ5qcE3Boy4uuSMRclW6P1B4Rdj4gTCUy9xlATiYXJlXMieSOd7+EMeq+/",
-	"SaBjnU6be41Z27LSaAUNBIxRqXddtuvRPgDlqZBrbbIZkzRLMt6qJjxR3q0k4N13PI1ypHUrWKSnqv/Y",
-	"zLRzZOaETVCStdHCszGbNsE2Ei1+7AwNZ3E3O8kQTVN7MtdXKukiqRVLcfScjQkdW67OC/tZK0f7lebW",
-	"BZssHgUaT15UwI9rJeGWg7Ml5NirQhw+FzNtFl6F9HoM+XQzal+7LobVBElRFpuVFe1GcMimcu6Et6s3",
-	"RV8k35+ffZOEGwOHOlUSn49ya1Q/Nu8o2xVZ1nUSY3uYFivpCmMLMVqgWRs+K0mc/lJ0kj/0ztJU5b2X",
-	"+FWbyVAYm2zMyfYJZ/5fqzSxK/fL+sMbnk5mMjC/H9FAoVKlr1R2ugI+RI/abyBJvB/ReC/cgJhr+eQY",
-	"2KpCpjCIyjaufk61E3piMF0yzknD4Gjh9qI9qAJCQn0j9qJazKaZ/ExZDPeGJ8fRWginn9oFg6rDcjMm",
-	"1EqGacRowVnOy+WvpZMGrnSIpO5geYeCsknWYBMzSmKiyibIBugLVeowBz0CCHLlYJKsZnO/FGR0i4ar",
-	"9aPmgHsq0GyOeMxhQit8Y5irCwqBCMeItILGY+RB2hVcRyBK50IiuN5Zntvr3ns0Mdx2C3PtA6rKNbEi",
-	"1/sSrTZ7/nlunep9X/XbumGqGmp+ifYames2XNB8D5WHso9xxP640IXK9oa+WKg62anPmCBxb7gXKmxY",
-	"2Ghv7fTu6jhh0OWjbybafO6KuUSoRXtkOp7EjWtPvHD7cW7a+kfA2W3isdBlpcYw8S3WML7byuttN2Y4",
-	"x6us4sJKdouz0rkIE9E7z5xDZ7TktLCUtL7LVt8BX6+liw2a0bopZ5aXjSyIw5VrPCpZH4sAtCl9fkJQ",
-	"kRxwasXmt1QafGWWBRmTN/JANnJLHvz1X/4tIduKZK6NUVkSGwzq57rMMdEFvSmpKOdCRapm7ix0Ehvp",
-	"RG3SHr+i0A1VYY5ijJ4BXs8UrUAyUQawWGVnPqmzexuNe99o52vX5J3lKWjnN5ap/kZJSdeS0DcJudWp",
-	"aRKPnHCi+halKp3fzsKjRZZp5VoWq942b1H6diNpXTq/3Aop74MYBHClvZpVD3XBCQOOUuDiasm0axFN",
-	"OpbkKIpyHRsOxo0KmETmedIdiuTneI9bRMmOmJDwC/Id8V4U78HphQL4GQZE376wG0YcAyND3HdgK2OD",
-	"M/DW9oN0xyIhTmi09GTfgn+spk1urtWGUSXQPCVWJhsq6UWYeulIQgwRen2Vviso8zlcPgIq/uLwYo1N",
-	"8NRAaI4Yq1BUwnyS0Fmov1+Wqtq/Zq0XFeZ/0VK4oUg4dwZwffzngbvU6z+k08LO5NrPRI+koERiq/15",
-	"UH2cyTn+n808an/WDefg51U7OvitHuQE/k0qeCyNjkAp91vPxQD/HufqcxJkfPylzEnV+Ec9Dxr2tx7g",
-	"oP4z+ovCDwQLNGOTceVgxVcbOcaOwjnjM2P1V22F+Dot5zxRssDfVaFm1vAMQ7BM+LuKdJdgNnYkYqNC",
-	"nNogGHakgI0KZEKbt+9EQtvcJT2ns8jP8RHhm8tem0BGURA2iMan8gqotnTjxEjzG9LAr6QyJiYDbRdN",
-	"FpIxj5aBl+DM9rFhbgXPCSUGJ5mvaUAZsQaU3H6wyRxlsI1Zo2MD0BVOpOgkgHdJty9eo84U9SO15PnW",
-	"5MuII+pnqvaBLeBQIxGbjlcGD/Tbl8AiwADJ30icfXi97zCfAKDaqCCl/eRPep7AlBPgyOe+d25Sm2kz",
-	"ScQfe+x1FptRYX2umTuDfRFeq9NQG6T+SgkclNpr7XU+fvtKfHV4OIjNL38Wh0f95/1nQ9TDUAkGP+A6",
-	"oSZQ/ymeqFz0etWEE5x+hnqe7qk4HpzAAKxRsaHlX+/Zy0tMqq2ZAIOEiM8l9M0ahW5YSDjeWuGmwH56",
-	"i8Ijdi06C5OpQsDe4n4PhSyJqYFq3XIDSSDRruZMGLwHpSDukAI+UzJwTKqP/oJzVN3QBCJUy8M+r74U",
-	"xGZbwvxdiccjkbwiAu+9sSnyfwmcr9ik0liD0fV/+PimXytWxed3pDHlgzdkd78U3yNghMr0fviUwGkr",
-	"VDg+iATaCfy274g5DkcUtzx8adx53Sjkn6D9HodrGW2KB0z5lbdiTZEqMLGXWJhapg2eA7kqUt2we+ha",
-	"GJg5nAeQRkCHcnPhhHKGdpjCkrxxAWJKcGGxRbpLFxvoBO6GSCS9HlTuYeVkGIoBqDkj525qfVTPPN+4",
-	"3YFxmEhNRBabpFBjlBW4kV6PTGEbXXS3vLK8BKbqP5OT/Vc3jsYR/p796QYnrSqclSj2NxJQzhvccOCR",
-	"5XomeG2Q3N99g+8JQD81wQW58BuEFuY2bmbosVhL9r9iNNqXbNv0Ck932/Ktu6lYqNuUvUXzyNi1Lti2",
-	"4ZKJbV+yZdPE+bYr1bJJYKrblGnZXD1zebuCKxmub1/ptiNrW55ylt5YpmVzKzkMW5dt23zINdaiVD3R",
-	"1c7inHXoxjItx1hLDtGqXMtmG0HjW5Zs2XQzcHTbordqvAwg27ps2+Y3hn+8bZVbdhYCvLUv3LKDykW9",
-	"TbEV3+XbVrndmHZ5J7aq37K34EHTolRLLeQWg/s2ddoVLo1qW5Rq2WRIDtuuWF3XdYcqtxtTTYN2+xp3",
-	"6OpWvdy2g9XS1bpvN5D+kcvcbwtpmsUjMZHmbQ0R2aR3kXBTO6fnNFTrIaXtyM68+ajdRCWfLrV5xaXv",
-	"uYNXOZPH4uB1qY3gna45eF1qs9tueifAbrW7XyWXB+CtU87lyQ5/u8tORWTtqaqFY2lFTg/DuzRM5DFh",
-	"z5pv6a2gp7V/6QqpPAzgefIxbYE7LVxMVxnxNojzMDhjpKLHxB0TC1zBDf16C/K4Fdbcf5ip5vKEM1tx",
-	"pkZa7SipLQ09FPp5op0baGezTA4VVLootF/i5v/gVHE2Qa+Ef/oJ9oOMcbb5bkwtBo4srsgvRjuR2XSB",
-	"1v8d1Z/0hSRzBVE+o2N7ibBGTL2fDw8O8Du0M3wxeDHo9veivUWR7w33DpAeeMxrButofCU681wu5ShX",
-	"NQ8PdkqjQOWFzcmEWI50rr0mU3V26GDzTyDQZusvyYQtaiB6VAqxZGsEbGHETuNRM2tX1EgwGHHom0jw",
-	"m2xEtQW/2URinKvPZMxSG111uNcH+Co8MorOSHqfK7bQjwTOCUdIdvrlc2Q3WGXDqqhrGFits3oizPXu",
-	"flxT+5CuJ2h+ag0F2lpv5K2ccwupzHO78PX+8e1ovc45hyKNMA5ptCnmJE2LQ5XVmwxvAOutfidnSszK",
-	"EKe0JvDvnjX5UtQeC+sjxGfK9cY+rKdPolbLrCaNZaZYuht2tHzcJYck00Pvz8rvJQxDu3RD9Y/yOqQM",
-	"JGcg8q4QfnUa9UIb2rnY7H2KY0JT9jLfQNAH19ouza43bGTDPAKNsCrLfnpnTMjpdM1gAhEjY9MeNArj",
-	"oIvbHQKGa7aC5xdyQisb7LzInpBGUtrFogVfocb6c+WlXXNgL+3PZOV0zp50Y1sAuxebTtLGKqzbb7j4",
-	"YxYNozaaLkZoBCzNUuTKewQVp0Rng1VZGWhdlKZlkVjM56roYZ0fPr5BG75BbIJzB4d9PDwRU/VZZirV",
-	"M5mLTE80HLfjwbHosAtnc2jdNQtP9MSHtsIG9gVtOvvMkzVMfblFbbWDL6kLdno/fHyDzrbr0xyuuYTK",
-	"zAkHqy9z6gEWobCLyZRdQX/4+MaRNWdsZvozfL+2NTcCOGW8zxhEgQzSag4gZN8VDjGOcAORn60RL3m0",
-	"rhoGsQkQ2uTVzVLRzJYMg4acwIAdRXcZ067EFbUmqDnw5maTcehr38WGrWWBsMj4trmtjXmOyDZsHfDs",
-	"TPmpWjgxU77QKdkKEn9pizoglDznJkj4/uLtGzGXE7Y1nCs7z9WpMFYAE9LDGx5T36isjqBQYQtwYYoD",
-	"OuVXOlM2nAU2qC8UAzSbM1eOUZT9gPwmRafiVZYmFT3KHZB06yAMv+x9+enL/w0AAP//",
+	"7L3bbiPHlij4K2s4PShqd1Kirq6SUGiobnbtdl1aUtm7j+nuDGYukrGVGZGOiBRFuwswZoDzAWcO0I/z",
+	"MMD+kX6f8w/+kkFc8kIyKSVVSlVWbe5uuEQyrivWPVas9Vsn4HHCGTIlO8e/dSZIQhTmz9MgQCmfc6YE",
+	"j06jiE/fCTqmTP8WogwETRTlrHPcef7u7BxGXMBQ8KlEASRJ5AmQaEpmEvw/+dsdryPwl5QKDDvHSqTo",
+	"dWQwwZjowfCaxEmEnePOnzpeR80S/adUgrJx5+NHb34hL68TLvG7YpnLSzmBCJWcWwwIJCH4Ly/I2PfA",
+	"/0vvBVGk9wMKSTnT3+jRkane94SNUzJGHwgLS1/zgOgZau9Ez+TB/DweLM5S+sZNUAmA5ySYoNt/xZZT",
+	"IZApCIgiER+D4KlCade/c7W7E/FAoPzj97/54CfpMKKBBzG57pExPn3rgVQkwt50QiPsCbwiEQ2Jwqdv",
+	"fW/A3oKaIEgUVygeSZCKC4SERxFQplBcEf0HTCc80q0CzkIJXaIgQiIV7J7ALgxnEOKIpJHaOhkwNUEq",
+	"IKGMYZgttGtWeWVhJHd+iwmjI5TqdfhxR696yzOrGKbRJYxoZLc2YKZXSEejnd9Ggscfd35T/GPFFvd3",
+	"D/eP+v2+BzSOU0WGEfonUJ7TL2BlxouIQqn8AcvHYrwX6DPwoVuACPAKxQwUjfEECOz3D4BKCCZIkq0T",
+	"C7gEAwh5kMaavErj5WvTy1pxAEd9f3vAaqLb4sC7K4fdrcYwi4YvWcBD/d0SkvlD4QMX4I9/pYkP0wky",
+	"eyo8nJlt8zgRKCWG0A0mXCLTJ+9r0k1ULxvXh196VyRKUXqaPFVEYUSFVMAZEFAUt06ADKXGZs1OaIhM",
+	"UTXTRFfaNUvjzvFPnaHoeB29nM7PN2wpI7XlLV1MECIekAjznTySoPBa6Q1RBl2J9qfT96+h1HfrxKzO",
+	"j9zQT0kU+RZJdx9DwEO9vYDHMelJTIggCsO6fANZ78P5TUeUM4rK/TjK+nD2PfCRxUESIwxnCuUxzBPa",
+	"IO3394OC2sxn9GHENa/HUB+gmuCA6XWjVI8kJERNgIwUCjOWJRyqJPySalIgEszZdfXEvl2L78h8qz4y",
+	"z62yf/jy8f7LZ4cv9/eODr959mRniiTRP8hLyuQ/5WfwV9L78/tKwGkW7DjwMtDeuO3D6xcZxMYaYm7+",
+	"AscD/a1mNHVPcnHhlWvTYmJ5UedKcDYGR7Nc2JVRLcU0kSFTBgWgiySYQGARAyyJwYRIcyR8yra8AQtR",
+	"0CsMzdLN9w4XLG0FJLJfwCViUiCMXheQQHApM1DI7QE7R3PeMCTBpaYQ//Wo95Yz7L0hKpj4oDiMUVlm",
+	"WP+8Bx3Wvxq/wf6vvx7+GL/6YfZtek4Vu/xGDDqVUPuBiNky1E6durHIc+oe2EK/ipk/eh1NzjGqXEVS",
+	"9KqCtfh6Fh8iKvVBsMgQkpYXTEkgphMwPj0Gwuy3muO47/OD8qUiQl3QGP0B61IWRGmI4ZYGsvkZWWh+",
+	"hC5eu988fSgfLp5vg2YGhMmpkdu+Ews+oJbQRBlBDEyzOjOJ5uz6aPkoX5FX8Hi9DYjJDIIJYWPchlM2",
+	"0yqWZgMBkXgyYITNgKsJCjDsXW/nQMs2zR8k1x99uz2NI2M0LadUTcAnyok5rVh2DB/peB1GYg1526eS",
+	"+2sIVzP+U7V8IN/fdBJEWeqiTCqi2dfZq+ewv7//xAPcHm8PmL/X39vt7e71+rsX/f6x+f//5muhb6Fn",
+	"+toj8AwAWQj5mZTPQpNjYs7ALMXxl6tMPdSQMqMZZSPU/DSHP5UG7mqiaVxNiP5mwBhXesJswaBFfE9r",
+	"JNCd8FRI6Pf/+P3/3tv3gI9GUmvFBr383t7+8eETQ7D+P9q/tzzgYsCohIizMQo9CYOjA33qggQa5T13",
+	"rjccmOpUE1cVBDteJybX3yMbq0nn+Oig6jCfGSX+uVVtK2g+03o90CswMksTx4Kg2vEdtu34Gqh+zz8G",
+	"3wkSrf27P3tGpmjF108ExhRFL+JjLssYqkcu9utmr8lh5qaps/tXFKOwwsr5Z8SkQGeJZr9Sk6+RCFRh",
+	"DF0nzgz2+L/4IDHCQEl9zJmo4wxN463jAbND/JVTZsFoFBitnacpDb2QyiQis7ckRi+YCB4Tua1/0Ghj",
+	"5hzppZpDKA0yYCHXdGbUKf8XfxtO7dFcmg0Q18saEF3CgA//ioEyRESEIDMPiNXR6K8YWt1MH+SAzStf",
+	"BnftYIaMaagprjRamH1r1mq/d9zOzDNgXX9uW26FVsCaHx5J0L9oDdUxOb0SnqpsXkfNUzKDLgGWRtGW",
+	"IadLTJTd4jb8s/47xniIohC5VAAXobZUWWilsSZ1SNkl41NmAWYJT8OXsvGAUXWi2VbMpYL9PXf8uvvh",
+	"7l6JYBfkALIrjHiCTjDp1dqeeokDRhkEhHFmtIIRFzF0JRdKMzULNhagtoUYwhAjPgXCDM/X2OP/NuhI",
+	"RVQqB53jvX7fG3QsWAad458GnRL6DDreoKMhOej87A06IVFk0Dn+4/e/ffSh61uM1+z6GQ9nhhTtV68V",
+	"xuarrdXcx864ggPdiMbzxHi4u1dJjYLH6yiSuQ7JjXlEhBPu3d0jmOA1CTGgMYkgpGOq5NZ2NYvRXe6u",
+	"ct7KYl7L9xGZaav4eYY2dfUZMrZSFDRIjS7AIKHB5Qn4IxJJ9IumBk8kdIm2JgIuwkLTtoSmDSqicauX",
+	"uOUUaLy1Dd/jSAFPleeMbjP19oAtaiJAMhGJkcR5qjFTqim31CtXoxGtAMlKFcTrmL1WqyKrjc/vreHp",
+	"MMUwNou9x4Ypu+8Lc1Lbm5rTGUBZGDjblShDmANmrYEFbmkZ7BADHhvHScb7LnGWW3j5NCfgLN4B8//4",
+	"/W+nej67bbm1DS+sGweMiaqPJAf7cclNBCSSHIjRpfWETi8csNIxue1JdEcBXT/EXohaFJ9+/71m58aI",
+	"yTyIEyItE1cCibK/SKvDWk6sERNDmKBA6Fb48qxYyqQhhiATjCLKxs5RY78dsOxrjTiZfFRcG7VhSfsq",
+	"oVZZw7Xs1JkHMKZXyAYs5gKtJqUPCbp+YbGG2HvxUhvde0f5dyPRe3Xmb1mAohBcuLVTtRpfs95zSPoP",
+	"Aked487/vlP4d3fcWe5kgHknTqPIIipeYYVr8ZTpk+QpUxDpFkawcdZjOCZGdaZM4VhLAMsQjKBxsGA5",
+	"BE3XARtaIacR2Oiv5mtz0tZNqT/aNnLnN82UP/oWp8yB//H7/3TGuG4xYEafM0xE44RmvNZeomxsNuOD",
+	"0Y2H/Mr6cNz69Z/W5WTP3AM6GjDNFawqb2wBZwSbLlvbcNA/cALPDMSnFbMVnGfAhqmCed5u6LdAhf09",
+	"RwFxrlHDqVthQqRyBJ5tdYxOWEfEuMrwBlQw51gtHQ6/mZcH+3vanNVEqQf6t5/6vSc//+M/VBrc3xsX",
+	"suVZy1jybo5hyTRJjNaQMSjHwcg8q14h7WyfmvLOUFAdIfc9H/N3qYooW+EH5PZHkBFXjyQEPOICukPN",
+	"W2IiLlFY09pgj1aM/ETQmIiZ7/yCQ5TbK47EDb3iULpnT3e9b5/ues+e7nqnT3e35rez2++v2s97u4IV",
+	"fkD748J+BIZL2wk4U1rGPZJuZ92zp9vb3rf6P8/0f06fbm9v+cdu76kwXgCGkVa0NQ+msqS9lg5Ya4og",
+	"ExLowzeiieRUwVKtAVttqK857C50/V2j7fW3D7UY2N471GIg4OwKDTIpDo9hSK01IXjKwu4V/Nd/wt7h",
+	"4ZYHExJpPkG08m1G/RUF95ytwLjWNGICShAmRyiqebmVMBOEGKUkYwQ54VOZn3lJCbGiR8PWaS96WRaw",
+	"ZVBrTucOwtNsCpn5yl6UmC8Ngo202e2w5Abl1o10Mx71tw+9Z0/762HSebagalzK17uATXZHn0oe+eir",
+	"N9bftlvb01vbPqq/uTe5b/tWfZ2AQEWM2Zqp7dVq+hIjW6W3F471BrX392SMdZVM4xWw2oQzVRMyxkp9",
+	"U9vis3liJtIiqrsPeSSL+w9/WTm0uqomqHmFXNtAB/3+sTYachIbGJMyG+0+9RwrTDJA/Us1fmu4SM1f",
+	"tEagV5ZfZhj+6G5V9Y9607/4oMil1Um6hbrn/4tvaMACSO9tDkLb8Cwi7PLYSXY95TacOgN+wWZfuf9f",
+	"VpCI/vn4irCQRLXs2H9Z5VBSOTQyIMREBRPNwGnhCn7kGL7j6sOZQnv5r/8ouSwHzF5FaKVxqHdvgOcU",
+	"Zevy0c22tuEChZ5TaF7j7su0aWKFh8GiOJXaGohgwqPwZMD8d2c+DFFNNQvS2psyQ8RImASk2uKwqvmQ",
+	"slCCouOJylya9maWGG2cwBDenUHgG28qMV26Q62tBVtbJ+D3fBC6LwxxpNU3YiYCo/9arRx+sCaM0Ucz",
+	"cfdLyvXPml602c+MsWN3OBVUKWQaoCFPtZ1rG3vgDwaDjruLHgwGA9/5rLYHbMD+BP6Ui1CLxkFHb1h/",
+	"koOOE8z61DTClfwbfnZmxfVdho5G6BPK9Aa8AQPdcoHgoWsdpgt3nFlDQ1haWP0JfIN+ZnHHywswBmDO",
+	"XGw/WZ7/xA7wVFurPuAvKYmctfMn8DVHPTYmnn9sYH+tir6F+Ve1/A+MalYGkmoqMV/qnY54FFI2Nvzs",
+	"W/7I3LJowpDbL/XUr3hktvH//b8a0v/r/3LH8b/+T98cHmfogf9f/4/7Wkr7NeMmuAGAZJqN8WYMOY+Q",
+	"sKpNPc02lf8GeE0CFc3yfc7RlQd4rS1qIPDhw+sXHkwnNJhk5Gn4DizC4KR6OcUi7IWvXYlX/urp8ndB",
+	"xVf5JuwszkbP7iL0ivLrCG3i59dZbhJzJdDf7e3ulS5VMk9Zfhsjt0pQY6kWK10uwD/W/Na3X2hLz1BR",
+	"6OUgsR5YhyBd312SXlAUH1Ia2pHsofmDjv6kaY/a+/+yVU9gaMiWi9BNZ9ZzmrtlKx3fEHKtKqiJ4Ok4",
+	"czgbIEx48oIosh1wqfwtKyKFIDNpCHFqXBhUGT4n7RWcPlaMMEam8t11fWPpWefl0z9+/5s+mcyhWaLB",
+	"Y4Gh8ZhCtmJjegvNuVFqDb1EQe7ewEEuc5LnXm17tRUnamZXvAUhR6mH1vA3K7OAs9zRXBTrFtvwYxUr",
+	"WXLsZ3vTmzZMSWXRGGWmY4fULNH3/QGzYuqpZcu/Ob7+Eww6784GHffxZ/vrxwEz/8JT06A36MDP0LVQ",
+	"4YkDxH+4f7fshYhurI8WfoNBZ3vQsR8+wsL/Tsz3x3B6/vz1a0eD0ss1xkf//mjAeKJbPoVB53jQgf+A",
+	"Qeep+9fSw9yHuZ+CuQ9PB50Bs4t8atHyP+DRoPMIfjNKhPk00J/tH4NH8NH+rpep2x/nhpkTVJo95GJK",
+	"y0ED2QF7b28VBBbqo1U/HsnsziMzmdxH/WeaSCWQxEDC0NptxkZ0WvUjOWBWxej6AkchUeTf3UXHv9tB",
+	"/C0nEgw5LgmUsu9zG07N0Q6Y8/AW19D68Kz9Zyg4BJ6gMLEUXf/pU00tT128iwf+//bU2pqa8+hhrOiz",
+	"4PaNFPez4JipvXkFZpWMgsUyw2Nzhmc8PhGSK7OsDM4JMq/sObTaYmZvFl5Kg6catjk/oPIY/F+O7S97",
+	"0B10NANxezgcdDwgqlAiYbe/dTxgc/vW+OYQ7QRSiZnef6xx0vzg/nEfA/fPU3+VpmpWuHtkda/tAbtY",
+	"dAE6ddF5M93lk2euzU2Ai4kySVAAupgLD/b7BzaSykQNaWwxwY89F/0IXRtVdAx+Ec235a0I1iw7/ovI",
+	"qJLv0HKPinuvQnOHyFn91vOuzRvPKLJW4aNsHOGAlVRV59K28sjegNhTVBOcWUV2qLUIh+1gr9i2tuHU",
+	"gM4Q3ICZS0Pjnidm5thEB2grNUHDXO3SNRJIw0r5ZS9NtuGltQo0tliLwDhVVkkGD+bkyB45IgfBk2Hv",
+	"gOwPe08eD8PeE9InvaPh8CDcOwyHiEdmvDkplovzfl8PaDjh+wlhisfQq5S7Zoga2gC4EBeLiHv9vT3d",
+	"Yi4Iw+jD7wWNEfa2+4OO1ubPkFyh8Nc3pFaAqXoXtUytC/6JF4aKr3ldqHiD7ga9+dVG9CPplNPHvQPz",
+	"f7t7FQuv0NZXbMVdzNbZzNE+HgV7w6PeAXmMvcdHT4LefngQ9HD/8f7h4d7e0eHjgzob/JHQiuih7/jU",
+	"BMXo09CKWdmssjeXzAU/Za4jK0Hmo+O84nbNMmXK2ZZW97/lEKbChfT5R30TkrIX6//uxvt96W9pYbIQ",
+	"Ze0f9Q3js5x5wPzdvb70T8Dv+44Jy+xq0JptRbRAOT5gzhFqhZaJ/vFM6EKlV5TMCqdo/mtE45uuqKYa",
+	"riuOri+X7yUqIu8EyoQziTbwboxMvVYY6w+OOvWfJEkiarn/zl+lJbtiUsJm70ad459u9hqZsZ/xcNb5",
+	"6NVoeRpFtRrPhzF0Pv5sdrV8k2Kutr0F4z2/TdGksvRGI5OOPfNKo1c806haj+u9s/J5R/7iIh/Wvrno",
+	"lR5d1B54/rlG9pahV3rMcNNQcw8fihjoXjlO/cb+C2HtpSHKXtMaQ+TNy0OUQrHrDJE1L8X93tTNtClF",
+	"u97U1rT56HXmH5zc1qscGW2w0SD091SqpsgqC+ypR1q69XrkVYxfRV4vi9iRTOS6ENA8BHNDdhuye3Cy",
+	"e0bCM4twNegul5y/dUyASOliBB5dX/f+8pdHxkDlqriKnzP4iOidvvTAXJ57mUXzx+9/0/LZRPB1jg/6",
+	"/Y91L1lemkVUUNtFSUmiEmISaY0BQ+gyDh8kit6pFXUpK8UM5C/jivZaqTQBFIXGvLWtwf4sDcNZQ1qA",
+	"GbsW5zEt71sLGOpBN+xow44+BzvSuGfCmpqkLTNBfQIzzRuhsiwQbUNrG1r7jLTWkNo9P8Ga9NaMAl6i",
+	"uo0avqHFltFik2S4HgU2SHwbstuQXXvILrq8geKueyxcprqbqSe6/J4yXGWU5lfR7jI5C/EzN9zLJJBb",
+	"pETC2xd/Pn/39hgiylA6KhowO7F9I5A9hywlUfAHA+ZuozZU1D4qWkaQ4ja4MpGGvaAueSPsDXJCFYmK",
+	"kIi5lBjb95L6YphGl3UyXrSW0FkYYWM2pR68pnTVTe/fltSjbmToRoZ+NtJqTHfNBl+DvJrSXvXYG/V1",
+	"Q3qtIb3nKDDmrKl7iGz4WoSUNb5v2Ra4cTcktiGxz0hiDcm38vBrkVkzMi4jto2U25Bge0iQxwkqqjHx",
+	"HInkrClxtzhPPYJc7HXvArCYAKSZYUOHGzpsAx02JROr5rkbLTYkJZcociMvN3TaRjq9oCjOUTUvMN1E",
+	"61Kp69akyFQUBUjchLVviLEdxNi81CxNdEeCbF5uZmS5kZwbYm0RseZvLRsTmfkMNUkzb3//QtLm7teU",
+	"uKG3Db19XnprTCrOzbAuzTUlBwvK28i/DT22ih4FCVSDwk8PX5sKdeMmxJ4ed0NiGxL7jCTWoLzLhl+L",
+	"zJqTdHr0jZTbkGB7SNAUrQwai5pxw9cjP9f43qWcG3dDYhsS+4wk1pSUKw2/Fpk1JOXc6BsptyHB1pDg",
+	"CzoarS3hbqIHPaClhGU6OIWQjkZzWbHLpUzlBtU/EdVbimQaTuImDm9qJM+h2IiLmKjOcWdImS29UJFw",
+	"7aaHc5KRRE64AiKBgJ6gV6oArYgAIoIJvdrwV4N0L6hMuKTVL858ohQJJjEydWIKnJt86IOOS4/bq67T",
+	"vK2I2B7/OujUrm97yzSLr83yCT75idkn4verCK81E23IVMiGr6ePuMb3bSqMIrw27083ispGUfkMMiTD",
+	"64ZshfLwa9FZM7ZCTm0bY2FDg62hwW9JjC+vmstrm49fi5ry1vct6oxN4krMb+hsQ2efj84aEnZz469H",
+	"a82Iu4LiNvJuQ4etosM3PMSXv6Q0SciwsdQgyxPVpsr5bo2IwpiHCJjPsSHGDTG2ghgblI7LE92RIBuU",
+	"lwtkuZGcG2JtHbE2LC/XIsrGZOOGxjY09hlprGExuLbwa1rkbeTchgZbQ4NImnoDpoeuR3dI7v3VV0Ix",
+	"MJQ2RrJ59rWhrc9FW03JNjd0bfpqRqbNUdlGrm1orzW095opFIxEtnTWnUp+UTcEmC9OQKASM4iIQlGq",
+	"43V4X3W8JIorFDAiNMLwZLke6HRClE2LrVvSAEEq/X2amEJdrtaPCBt7012aoRYbKbW/b+luC5sMzdgb",
+	"BrNhMJ+BwZSwuyEZvzDDujS3jsR/MNKuo1SUiXtNneLEloy3Fdd9yy05w2ywERe22jsJAp4yZafa8IkN",
+	"n2iQTxjEPE/jmIj13wndSISLI696taC1i93HUKoAanpKSyxGo6C/Zm4pKsDGIIMiwwg3TxrujTq+QtQe",
+	"89exI/gSSlP93U5iofXJLyIEBjziwqDtmAOR8P7tt3/fWNlSfHhDkoZMjzckqaVkvCHJfZsaMUk2FsZG",
+	"c/g85NSQZeFGrktSzfgOY5JsPIYbcmsPuWFIyQ3ExgOFqieVQBKvq9h4Tif60/od4zRSNCFC7QxnCgVh",
+	"Y5Trj3JFQ+TrT1+pkI1ohI+krdMHXWNSI9iFAZGXGGo7e8srrIs8D9wsQaAKpkTCCFUwwdA0ehi6fiCN",
+	"y6ASlRqvmlKG7Oj1uLdte+9KkR12w6k3nPpzcGqLfU0pR8Xo65BYQ0qSHXyjKG3IrzXk95aXeq5/rcp4",
+	"hr9AY+eQnKFafb+6/+n3q2+LORW3N616zmNgnKHRR/KlUKZ4fsuK4pEEqbhAD5yi465pqRwwqWgUQcSJ",
+	"Rhugahsuli9taTCZ2xp0/R2BJJz96oNKBZOw1+/DdILM3FSYcfUU4dZSOetPoAp7bkpTXWL8unc7OwLD",
+	"NLo0GiBQW3YZSklJOItmx/rbEOxMOQ0emwQmGoZDYUBpAN8NUhFBr5TXZKt08gf9o/u5WXfs8ZEEf2FZ",
+	"PihyiRIYUjVBAf5Q+MC4AF8vN79AimaArocENaEShjyc5RCgzNzAv+XqFU9ZeGeymCJJOLN6c5rSEPru",
+	"f72K/2T/0zIgw+3F/CInEFGp9CZiIAp2rnZ37BxyDswH90JgMg0mLr+GlUJevi4uTN6kDEpveEhHFMPq",
+	"yuACNS4gUwZkwEhsqBL816PeW86w94aoYOIb6BsCtGnJ1Akwbs5lI/0auLFYtAGsYeeq+guemprtRLob",
+	"JM3SJpqrmqrsBW49VB11x+7ONJ+9GzmaGBs2hv1vjk77B8+fPzl88s3BN7tHLgJHi4RHckEf0yi5SILQ",
+	"lYqMrXzYun+xpsDIkspwodk2nBVyZ/teZcm74V/R7L0hGzcfv5Y+nbe+bzuXZwNvVO2Nqv0ZVO0csRuy",
+	"defGX4/UmrF3c4LbWLwbMmwNGb5fjnFQeK12JiqO5sluIV0og+8u3nx/CCEP0hiZ0YZu9bG7XpBoWd41",
+	"A3jw4eJV7/GWBwJZiMLYWgECYSEExDjSI3ppMpCImVWCjS2qh3gkB4xPGegVaw3lJRtHVE5OICSK2G+7",
+	"JlGX1rTllm7iiMySFgQTLpF5EBNx6Tz2A0aVBD8ibOx7ZhX+IgL5djwbb+eIdNGg/QrIdCHP5I7vgb8T",
+	"TMxtiG8hszMUfCrxj9//5oOfpMOIBh4w3jMH50NXTXAGI673UMHytk7A3wl5kI/mBt/5bSR4/HHnN8U/",
+	"lsaNyXWPjPHpfr/vgVQkwt50QiPsCbwiEQ2JwqdH/doJLReXW3m51C72c45BKqia9d7ziAaz5UM6N39L",
+	"DZ5ZpM2WEWdKWlrijGn5w5m0Zr+GsbX4rd/nBMxFngQSSW5/nSiVSEdCNOBMbt0M3PuxgRbwbtGvcQKc",
+	"gcXGhZ88+EvvFRdTIkIMe+8FV9zXq5fgTh0CHscaGBn9IpjFIxBIBL+eaQudC3XbPgskWlhBJQ79pZed",
+	"38Uswd47szNZwVKjqbZufMYlo6NRbUR27VfM/cnSoeqZSbMiwhiq+pSJ4fKeTROs/zwGsjhoxtH1z/IR",
+	"RGTGU5Vf0A6YtUo9IKB3abBkqvn2VPedCs7GhjzMd4pDyKE74gIIHGo2QzJ1DGjoBMd4wCbWGwABSSVC",
+	"ysxTDUM2lIH/l96Z7dN7HfpbVoZElF1KGJLgUk/i7xiO51kqIwNmGV/Ex579OeOy2/BWyz0nCL9+IVOQ",
+	"QM/4IdagAdvhRiZ+K/u8KPAoMU3WZXefj9QNtUZkhuI5EWFDrotiglq2UdH83p9Am5EhICLc2E0bu+lz",
+	"2E05bjfkv5ifYE16a+hJdEF1Gx/GhhZbRosXVDWWA7I0wxqUaNo3JPqUHntDbxt6+7z01qjwy2dYl+Ya",
+	"FX+G8jbyb0OP7aFHgTFF8ZyzEQpkQWNScHGeenS52OveJaKdAIJ8hg0dbuiwDXTYlHSsmudutNiQpFyi",
+	"yI283NBp2+jUvPFvVFLqGdahS92+KemokMQmzcCG6DZE93mJrlmxmM2wLuE1Kwpz8ttIwg1Rtogo+RDv",
+	"LWuTGe2mTE0CzdBAJZBIY393giRSk1+3gAsb7l08Yurap0Rb9xvdfY5ENvZ82Q5ei4PYpvct7KUZdcNM",
+	"NszkMzATi9INCfdi8DXIqxmRbolsI8c3pNce0ruk7PlE8Jg0JdnyCeqRX9783iXcJWUQmKE3tLahtc9K",
+	"a02JurkJ1qS3hkReQXUbubehxVbRoknY3aDYcwnBa1Khad2I0DMJvTd0tqGzz0lnDYq8fPz1aK1BgWez",
+	"9W/k3YYOW0OHiSCzpmSdHrse7emW9y7j9KAbstqQ1eciq0b1yHyC+gTWjCapR96okhtaawGtNaVLzk2w",
+	"Jr01pE0WVLdRJze02DJabJIM16PABolvQ3YbsmsN2ZlH+xdkeIf3ijcSUTHuTVE45Rpomi44ww3ab9C+",
+	"cbS/mGDc1NMkM3YtwWFa3rdZpfSgG2myIavPRVYNKXH52PVJqxklzhDYRonbkF17yI7zN4TNXKovebdU",
+	"3Cb9XhBRZAomPAol7Pb7MCVUaQ3NIbTN32erc0mbpDvmUhm9zfWNySyrxEBGCgUcgsSAs1B6Npumbjsh",
+	"EpCFGJoqBQmPIpM2P8vwPaVqYlKnEarKOfT3ntxHqYJinyQMBUoJXcLg9furo/yL4QyokrBzdLAFJLLR",
+	"4HrNREJMWGbCSRywHDATjEITOp4ypiHm8rK5QhZjeoWyDKau3+vF5Lqnt4hC9hIUPfuT7w2YBv1wBiGO",
+	"SBopz5TU1i3n4A+Kj1FNUJzAQVa/lbKx3DoG36Qk753qA/AHzKUqR1OXw5zMmFB2n5UvvE5pxopkkBYD",
+	"9PR6GzDEERcIRF4aUJnV1Mw7drgi49gHRq4Ije5edaOUf7IggAoS8AxqRDSmajWi10fqJiuvQJdI8PNK",
+	"Mv6Wq6+yuNEMrd1WS1hdRjdTacCV8uj6uq1Jw1pscce29LeONeqzAZtDQ6jGQpuUMEbCTAZVC7cMVnaW",
+	"z4+oGkwGU/McjGbtJzZ9qd1TQezzQC2Bbb5Mw+047c7tXi1zN+ZNVrlTasYkzjWbjQLziQpMS1UH90Hr",
+	"vfeKZWeoCGUYlsa/+TWWbZ6hm/SA4VTT2YgKqTbY93Vi34+mTFJDfhg7eC3jzza9b0+MLQK1sQk3NuFn",
+	"I62GfDHF4GuQVzPeGFfNbeOO2ZBeu0jv/JI2K9n0BGuQn27ejIQzEcobWtvQ2meltUZFXTbBmvTWqMgz",
+	"7wI2cm9Di+2gxdyJaVErlOeK2LsIEoZUL51E7wVPUCiK8jb/wYfE+hINVei1JXNdh6mQ6jlPLZ2PuIiJ",
+	"6hx3Qp4Oo1LhDZbGQxS6+4gKPCMK6zeX6lkaRahOgyAVxJboqNFTpOw8QQzfpJGiSUStk7FGx185j9fs",
+	"9LHsMf9pcYTSpiuX5ZWhWL3ln/MpbcVAQ93jjLvex7EuFdwhY3M7kkRkZoKCggkRJFAotmwhHaokCB7Z",
+	"omxkSCOq59WMbR5D8p/0B6owvnVtZmOnppuhBrdzIgQxn4mUqN4TNamot6JhKdV7LpQgVN0KBWH4Ub61",
+	"CzKuKMyiKT6iv2IIioylLfxMJPinAgm8IDEZo38CLI0icz1kACdzz7nuo6GSb31+xV7nuhdlE9jrlo9e",
+	"Rw9mL1Ds/csiCOYWuHq9Q8rHgiST2XKVpep5Q7zCSJ/eWxLj8sivmULBSAQBD9EUzDoBxl29Oz1QRTUn",
+	"rxNSqbHodbCalS0cSKnHeUyiaL1u1WsvoKLXXRcgozSK1sQmKk+z+69XXFyg1YbcZEPOIyTMtntGJD4v",
+	"tKQFEswGyTEpZREPLikbO2SbTlCgve7gqQhMWseQKFfEbKQpG7oBSVQqUGYXKP397f6ByZ+1AsfmVviq",
+	"tP0zOp6oVyRwAruq+XvHLJ5nBLW8rVckkmjpBMLUqoXoAeOsl7Oac35FzD2qsPW1TOXGgAhB0VSeMzfA",
+	"jBv2s1U6ydJaLmkUjRDDNc9Oj2iYVhTVUEkNozrTXT7+vHQRmLEDvYG53dmN3XACBYtPUxrOX1CRMDw6",
+	"ONgnvYPdYdjDg92D3uiIhD08fBzuHX0zOsAnh1U0eMVpgN9Ttu7ufsj7LW/R3FDpRj2JEQYKzCQQUYb1",
+	"MbQGHBakqwHKPLHPr2yRjS0y+HmOVMFtFoTIAheoQK6yTLqJbKpppJJlLPIHh5teSZ6WT3WlgpDJ0Wb0",
+	"hHcMnew3oRjEqQ3LWkBNgVX6vrbIuqt0uU8xISNexcItZHY9cH/tefCtQEZC9OBDpGhMFAIX8J5ISa/M",
+	"bAWpZw0qy9eVCcJMfgtBlIB0G6qcWnn7gNgC3cjZZU9JFB0DkmBS6BR5JV/CXL1suMSZ1m5mmTW9dRu+",
+	"3bTo/MQv8Fp17gOj1prt60CdxnDm7pZIA1j1abaMBtLXZ86shexr2jXrke3XZLustfONkbIxUm43Ugz7",
+	"2dgpGzulnXaKu51ZqUWMNE0uqXlEkXoi2MreLNa3qsjzdxcX78E2MDLCg71+f06v2uv38+VTpnBc4ft1",
+	"M3h2aSu32+ReW7XR8s3b3fa7hp5VrWC1ChYPAohWQ+EsE1/NGQuPnEHQfZFiRKXy4DWjihLFhQfuIjJC",
+	"4cE5MkUZRlsV9xY3quVfuT8jE+g3W491JNycBCtgeiN2NG9N3gFBmjAn10GxFrswPh+2/DCnLt7/9XZM",
+	"rl+kglSTuXuiommqxrVyjCHNs0PnrLyBNduzqLGiKbnCmtgxnVJZr+3CoZsjt73dhFVnuSirYsruB+wL",
+	"qymP680dbvl8KrGNimepkKrxWIoXVCrCgrrxEXLC1Thl7zGKcI04jEXJvTyKt7CcSqBE6tz2bBwsa4SM",
+	"NA0Ss5QqcDxLw7Cpi5ZTGOrRoetizrSlGJf8nyaPmLxFi1nhEBuTGHvIxpQhmPaQEDXZhncJ+SXF+3WL",
+	"3aeSQuV3NAyRvR695erdlGG4PLJtkYXhScUF2leCjCvguk+1a8bCs7bWbY7eJIurYmcmUcEHJyTn13eG",
+	"IxTmlSMBkyoBuuYhp+kid37TQvOjv1X4KexGLDJYDxPDG3wTxZEt+2i+6T852idHYe/gcPhN7/EoPOgF",
+	"R4T0jvaGe7uHh9/sHhJy6w1CpVSvOJkyFFYL+hzwK+mrQd2wHok1rQe2iEjXUgJbSY0rPAIbgrxXgmzI",
+	"mZXTe0u8F2Y9Te61VRu10qy5QIA88ymxxLOuB8aw53yRi5caMQoagKIoappnrdBoJjTEGvxzgWXCC5ud",
+	"xHAtg4F1LzSWOe1apnzpCJbWvmTor2Haz/PvB0TBB/fxtA2J15L4G2xdxtYmxUNZo2mXmGh81+3b8gPd",
+	"a92qyrYPKg8HknbD4wERpPW48VBo0V4oRJev6E33ng4AFUqK00geSRim0SWMqH0+Og8qOSF7h0cVzvLv",
+	"Tnt7h0fZ81TdWQ8008KVSHj74s/n795CN0S9+9CD6YQGE7xCAeheW7qYJhPkFNt7UqIUCj36v/3U7z0h",
+	"vdHPvx0dfPyHKh+EpL9WacfIxmpiF8Ul2vXM6TiUqaODzu2Qt9t286yC/M0XRKshTxlm2qEDvE0AyBmC",
+	"xsnlYwiIIhEfVyOb+9EchO6uVcmImlfB5tm+CWNNFbosdsbt4J+Uz82NoHE1RutGoRK4CK2GiCyNNVSs",
+	"A0sjpPtrR17Spc+2dOfit87c9zpaI7bRO+6vnfynmCT6H1vzuvSXIUtUVNErE81UfNI6rG6olSoNLRWZ",
+	"ka1TRTdNhUAW2PnMPEOzK/1xFOG13tyVJveO1xmTGGMe4tzfOxopkoQM7cCJwJii2Ak4G6Eeee7biI+5",
+	"/mxDW80OWWg7BpwpQQJVLDYgIjR7TASZFX8U0HDv3LMtjpEI/S0KjDmzO4qpNMm0Op7DTHqFZZdKyWfn",
+	"WN4y9hiMcbksHR48svhj3E5UZW41hysZ3/AMdRm8NX90NZ6ZwSzntAjm//H7306jyIcrIihhyrT3SRT5",
+	"5djFFZFuGdbfyAA1hBvz3FpXoj3GryCUQ/fY+3xuCLxWgryoBZZSoLjJP+so6XYHaPXMieAx/ywzpxJP",
+	"c8w0wYzXK0KiVxidXudKY1xg8Drmr+MbshLcdGNeI0xi6XwqALdiRzfElO51Krdwu/mr4d7ktcwccf99",
+	"hOF8AgNYa4FVlF57gHfibWoNjyqyvcMwGxr8VBpszBGT0Xhr7Cm9oEZ3266tPpg3oXTQ7TSkM2g8DCja",
+	"CofnJIp42lj6F6MuhiBwTG1ORwIxSZY16+iW3EnZfG655dxJduxqtfWV1uzWen+dJijObhjxPRHIFERk",
+	"iFG9QReOpLTc5em8AhA3HFaTOlL1eTWgLN3bia/3SHr5fNfof/9HWc4Z1sB5vuUidmcUU0ZjkkDCpZnF",
+	"A8ZjykgUzbTB/1Pfg92fjyG26aRm+uxMMRDXjcbGdThgUxqqiXkhPUE6nihQHMaoIKHXJqrpOY+TVGEI",
+	"REHESQiKxggjwePSxdwjCVMuonDAAs5FSJm5pDMRUmZSkjyS2VIoCukVv5FrlCCnJEn0HNaNYfLahxzl",
+	"8YBdw1M79vYM/us/4brIjwX/CNfnAYmIuOCnYejBLG96rZvO5prOSk23B+wURjgFgSSCwB6dhIgi/DWV",
+	"CvQnGtqbRwMoA58RiSKQkQZSNMvbWEDbAgjzFHFdMy51dpcw1OuO7liNiQrHXMxe0NFoTTlIwrDqvvac",
+	"C40AHz68fiEhESg1xzR1FZxnieEURbkQwYqcVhUyM5gQNq6a9LUeQk8w5GoCU+MOliioQ/8rEqUIIR2Z",
+	"qCzKgLCMOXkg7YKHM9AKe+1X6c/tWkxO2IqlCoz51Z3gw6PwbvBZOHR7PsVKCvBVIoL1NDYXeexcmbNj",
+	"G+lGGEMBcsKnzD2RHiFReR4BwoAEJjUFgSBKVTBZ2yHX3HumItZuF7/ZDQ4Pg97BN0fY2zsgQa9/9Pib",
+	"Hh48Hva/wdHjcB/vFmt3s6mWnVZzysCDO0g+z8uh2mBuyEosH2RbjAK3pIZ33LbtPpBtvHDgrbQKSxB5",
+	"KHC0FhYlKb8eGEzAmVwp/xVPejZy0GYv0XJI3qa5dK1+Z25uEyJQ81vTYms9PWothuk2Ugmd4m723Fze",
+	"NiSMTE0hwi4xhCllIZ9mib8CZZRtrVEorblLNBeYIy6CtW/wsrvi5WB+wi7B/QpIBLOCbkqZzG/P7d31",
+	"Yjy//XYuoL8eVSzC9ZmZvU7uo9J1+YU2nqrfJ/yZ68UrDqWZcghWPgNBFl7QyoxI5+/g8VF/Fz5cPD/J",
+	"TklLWAgiLu1bjMJeIQp72ias1LjGvLcc+mH2f8suLJCg63Knb1XuQCoi1Lp74AmyT97DWuRWLLMA+hwY",
+	"VpxxgcC3ajWL2NWgerPEINrC15cp7O8eAIbFNGX+iYKJApkSEWLoIpQIWKmmebrmqXc09Na4Ho2yUPk6",
+	"74BjEkVrjL3yTlFv7Sw/ovV9OI49RC70fG64xbvAYtFr84KHUoOr6KKVCmAVgDbQWYbOBb1H7rHwdp8E",
+	"l2PBUxY+5xGvyLT3uJfnPIOzb5+dwgSv53OZ9t3/qhSDoP6gJxAKnhjdLiJSgZryIpGoNI6ss2+fzU89",
+	"cv+rflx7RWVlhNJLlsZgGxbJNV+W4P3CdT0+fn327q2/fdPwtzjB6vq/IiLGuAYv1Dz/QlDCxhG+4FN2",
+	"x64fkjU6rsuvFa1K3dgHKiFlVhM8gYhPUZhAW/OH/rrmWyo9/L1Af4E0lS35kQ9fQqWFY8/w21sio3k5",
+	"URzuioOrPJQaTOFL8lFuOM09cZq1/LcbvvJJfOXud9hfEBc5x+bCVCIShtb+0GuTJ0Dm/CLW9n4kwa8y",
+	"vH3nurP+nlvdT+/MBrOjW6Kjm00d+zpgCaveaasKQ3vPnmEXdI0/p79lyvNPEBRPcgxbVws1yt2nOhIX",
+	"9z+fIcLurR4mNBkD0wwyNBVw/OWi04oLkM+HUc17gErY20777RzVg0GhvSB4eBfIPGJ8AYa+g9LDg6i9",
+	"8DHP9+7VCbLsQhVUzew1DR+ZgrESuucmG70HLzBKr9GD9wJjmsYevLwOolTSK1vqRZAtLcpKxWYfaYjk",
+	"q9bSywkvd1O13vOWq1vqZawolVEYL3YfrU0TOKHjiYnmu7NheEiejHCv2jr7a0oDfM7n6mfkyOh+/oFE",
+	"KVb/ruXwCjmevdlWNpKyby1KPkVZvucrjVUR5LR39Hg//Oaod/A4/Kb3+IDs9w6w/6R39OTx4TdPDkb9",
+	"g4PDuwU5ZWjjdjC30TJQlsC/Xm6VEnF+RQFTBcl95px9y6TRFH6vxtYvBfkaU6/mMLx9QrH5fbdw0w+m",
+	"SC4efss1pIdRHecwo60Q0RpDcyHXbgLoDolSEUJCpPRcJTwuwCTDyFttmVAqkz8Ep0SEoL+9XDuhYlHk",
+	"67bj0ZNmBX/aouaNBOKZ2f55MMEwjfIEr8vxRBOavF7vZXEtsTR/k28nWbmwAuB15JCGeJO+s3tBuIdP",
+	"n/j5UHa9An1/D7jZoKKQYX/L2H/DO27bdp9PSKIaCxUpUFFW5UItB+cGdiF3ic61O7Hz1AnKpfJlQiM+",
+	"nrNv7p6ZPFvAivSFi8VTisnzmbw5QN14XAVzbOC43Bmsv/UMiypUu8Q6wKo55a351F3vH95n1urCC3BB",
+	"A8x8Kq6tlVtAWf6FS0Q2O4Hebo5wArXYyjCtxh2vwMg8D74wPyyuxDeli3wPfBsi5msB67/UEtYvx6Gn",
+	"zIyDYa108tmc1QHXeQ1MLwttz4W6oahM/A8x4mwsQfEaky69qy7temFBXoEwN53z4inehN/3m6B8oYaS",
+	"fJ+KYEKk3v2PVE1+eF9N/1b/WZ/vXCUZltZAp+vkLmGnbmmmez6hV7m1G8H8cKZwScy32ep7KCM40wHa",
+	"DIuzHP8boEIS167eZEtcOGcfhtXEqirZ8Y8TYplgml+kHIP/Ms8neX5JmeE1mmMXXz/P04kbTp4IMtN/",
+	"vDdJI58TEepPF1RFqP947uSK+Tu7btDcHqf2HZiEmMyAJAkSURmnVU/5V5b3ZrfssStcNQ+cygN1C2yu",
+	"8CJlPZPwIROxt/gnbhV49+x1eB+lgkQlc3Ud50Np5HPKxmlEKi6asl/uOMfasXaGNN8LvKI4/fR3EGtY",
+	"mXNgWLQ95+LMlpZ4q73pkKfREqFLmNq0Y6N5XL9L2sJFbG42MvQrx9amfAUlemiLauCW1PCO27bdh9KT",
+	"5w+8lbphCSIPBY62wuIFickYzwgbN1WieMjDmZ2lpqI8QRKu1SHC8Vrthd7tSxa+wcxBVLfTuSJCrdFt",
+	"0eJdHGNpLXO798qwK2+z8iDrpNmqMCxc5iYbkssZZumhTIVBxtXEpu5fKiOAYy5qIIde1vOitblr4PEP",
+	"do5l1H9DGB2hVPD6ReYKs0mrJA2ri0iOkaEgCsNTVWU6OY9sSEcjmBKb3sKkket+uHi+9akZBNI4JmJW",
+	"BwbnrqlmA3yd7ducZiu2v4BfZdCW55mHklc+vmITq5CqITFp8LUtTHAeSdevxIFMiRkkKLLKB55LeDmc",
+	"mVvIhKjJQtUMvEIxA3cSM62du4xtHmCcqJmmRQmUBVEaWg/rgn5ua0PcmuWylITvY1E0427ddorbhPV6",
+	"2+oVa3YrVahYt+diYY+1+5cqZtyhry3QsW7HosTImj1d5ZE1e5myJWv2KUqb3LXjXB2UdQfB2+28xT5z",
+	"tVrW7GvKyKzbJ6uksma/UtmVNXuWq8DcqaurdrNu34oKNnccwpa7WbNzVtznbt3mKgGtO4QttHOnXnfk",
+	"oK4O0Zq9sjJLd+s2V4PpE4a4247nC0Ot1XlB/G+KTX1hxaYW9LLsiuUu+YOXo7pLeX4rgsGLzLq36JTr",
+	"ZcAtGwDr7URxRaLT1dsxvz+/aU+mxVntjZUmXOi7MFnVPl8KwcWa6rPW87WZq+0dqxMzznp719cgUGpC",
+	"rHgxhNk8FfbsFJmCqeBsbGIAp+byjEPIgQx5qoCqVSncapshZQPkoH9Q3wCx666CnPGdyNcK41rm1vKN",
+	"gCm+xuTUPK81Sc19m13RP7YpoE1UCVETmf9grxJPis8Rlco8MI49lzGaaoOGcUYDYipZVVQUzGy96vXa",
+	"64IVxeLMMm9cnJdlYjftJ/ZDXFHwzVuZFPMiH/oSE3XscnJ79oqEswA9EzhjAkumZY9HfsQ/Lbjlja/+",
+	"53WSYj6gjevAcIOxa1Gttu9z6RE7lWoFpkFXU5z/i7/lbqBqn7LLT67HfuTqRVbhZekg74Ch+XnVR9WM",
+	"su4VUxexo0nMdWrNduX90peOyBFe35w999OCO+45NWCDWeM/Od765lvCDNBfXUr4B7qufvhjashnW0aE",
+	"lrhusyU1vOO2bfeBLnMXDryNF5hliDwUONoKi29JjCZMu/nQI+OAOAFirHeYTmhkyxRZ34WCDxfPbYWm",
+	"iKKEIaopIoM8A7WxzVwO6mbKr5yYeMUh2tuU2pWFi1zkn3IvOOFCvWhwmXMJxx8qffi8ZFra46r84jcL",
+	"rRxlHyRg7j6xFr6kOjbN4fV6ZfK+SrxtSPeYI422SZim99y6DT+QxrV46K1WMx5C55rDiLZC4w0PsbGn",
+	"70ZyxTzEbbgoVc4cRWRswkbSYUTlBENIWYjC1inMfFLRlMxMMi5JpUKmjgfMp/KNHeI7GobIfD2IjTQa",
+	"m/dwwEdQNDqNIj7F0PdgRKMoCxSbTmgwwSsUuueA2eqbMCGyqgAl0UPI56lUPNbQOkPNfGX1Gxjb+A1R",
+	"wUQzYp6qVQ3XqYq/yttS+v7294Q3Pq34vJ6gMBVErQgpU8EkU2piqrIHnFRNeKqAwISIEAJbPPnWOH8M",
+	"OOPxrPrdaJ6RDYu8zx7g9ngb/Jcvi57y+PidmtjnRXotIy5sWlNFWKhX42aptSJNHa+QqFTguysUgrro",
+	"lFXvs43LlCRJNJt7ld3Eg3G7qupjrk6N/W2xmQs+Hkem8/GxocHzCU8SysY/aq31BZLQX3mRVfkWfDFW",
+	"sLS6rFcVe7vtAbqG/1ka4TPOo5YdgEijtaGfbcUC/vySJu8F6j1+GrTzpXwKqBd5cjVfXGDvqxpdIIl/",
+	"4DTAGweLqFQ/uNckF8SaaDU4HBfD/N5+QZwNaUTVDLgYSuAsK8tc9906T1ko36P4jkSjmoHbCkl8xqMq",
+	"pCyhgSzhwalAAx7d6/j4lUB8xcVpFJX5Vc6rTMDFzTXybjvXT8o0V+ynJAXmGXW1UK1EggokW8ao0vku",
+	"Hom3UtiXD2IF117FTJbePC0iZR1jTatoTSYoulctDe5fSYOSjtaE6+Lz63i1PRHvhJZGn+HZ4kZJa0JJ",
+	"q66RulG+mgHsRqnaKFUbpWqjVJWVqgadwZna1jJnX8M7btt2i6wyDd7RmRDWK0INWdtoO8pAJhjQEQ0s",
+	"T4Cu0VSI+fRIQowRInABxLFAG72/tXZuWfeCoK5UK6XZcT2Pj9/otayqYdYCH+EljaJzcwgPk74ih+ki",
+	"q1lYSF1GU8C82bvie8XDh08523JMXsti+qpQtmGZMU8erRUgDwaF9oLgAa+SKxGjzbeo81B6eBC1HT4P",
+	"jDtfAMY8JJ60FhbuZXwjnu2Eok1MPEYiYMjT8URlL3aG6QySCZEIXSJiLrbWL+91l3v6WlfiRZcVp1P6",
+	"5pGEiDKUXqGb5S969B5jZCnICZ+6dz3Gx298+gGcvn/9SFrgTIgEqk6AQBBRZAoEklDrW1SZOM8RoRFw",
+	"Zhtn3l37InGFp6N6b4s4GKIiNFqxzWz9j6RBxWyjRhMlJV00IkOMTIijSfgJXf/F6ZvTb1/C6bPzd2fP",
+	"Xr7wPfCPjv4Pf6vpi1tWWX2qGhRXC7Wd6hc6Z1bnswP8XOOhViusODnhyYvszWUUvRt1jn+6eS3nWY+P",
+	"P3tVjuERFxYhlckHRRjjCoboKP0G/34BqeXKbo/39oYBGe71Dvpkr7e/d4C9YHf/mx72n+w+OSThN0dP",
+	"9u5a2W3OO7figUwJUKsY5tdUsO1uF2GdL5hNrrXJvxN+uRZMcsZ59yLvD89B14s2vzOrNGrvz2swvs/M",
+	"x5oyqh2XbJGW2+BO27TNhzLzigNuq1nzIOadO/1WwkDQ8D2XNBPuTZTK4VEas7p5UPn0TqlP+dRkBzIz",
+	"Ve3ze6cyvcv0shBHJI30FMh6H847VXkXXY7M3ccg0yQx+RGcDiU9U7SGRJFvFFybWsb+BkSZ/AnmtFga",
+	"m4Q+onf60szRe/HSfG/nRNl76f598xdT3Kj36kyL87D3+oUR673XFx2v81fS+/P7jte55L1/PjPpknrv",
+	"v9f/qt4z/VmkvbMPJslT7+I7/a/oXejvr2jvh7cdr/PrpPfc/Xvxo73x1WAqFOpsYUvKnynx8MzkzGjM",
+	"BWDSO4HNQrUNp2CTQT2S7qssOI0ztKky9IexQKJQKvDN+yrKxrYYxYBFKHV7Ymv8/JKSCBS3mTWycUkQ",
+	"8JQpO3Hlm4J7eCK6XnUDvZK3FrmrA2woAxJFpUg/TdPVMRgr9IpySuN8tlNTcoOwAGuqTDImUVSU+Vi/",
+	"f/m4KoJNykdTCjS0RoDFB5IkEbURHDVYyqe85ptb6/wprYLiTRC67WKnRGxNBpPeJ73B2uT2Rb1s3dDl",
+	"hi4X6bIhI2GB+FuiIJZW1fy+W7jpBzKVlg+/jdbCAlweECithYgRSfdgULTXWqhpJ5ht1E1DugyaRYAY",
+	"z6d5EUB/NYCjSmbhRUoL0Yq8nUxlCfYX5bSWBXoQN4BrCSQQXEojv82YsqSul5KcRvkh1wCEypOPr1qE",
+	"bQFd8z4nIQHKrap5F3DRLSKfwMv3uxov3XE8CK3OnX+bqTVX79bOTbmgo7J5s39Ord06zijd/aq3lbn5",
+	"jVKt8dmM0zXkDVNTaNfkqbQ9svLOVZfehkFU39VotKz6xTKRyl8MW1nxy5u/VP5iWU/VL5YZVf5i2FPV",
+	"L5ZhVf1iWVjVL5apVf5i2FzVL5bxVaaiNKyw8hfDHKt+seyy6hfLQFf8cvHj7Vpv6yTAzaTknrytS1CZ",
+	"PdQUZXFhpriBfm6vPJjR0+3P4jL6ur1lRm91Wlr6u7VlTo+3tszp8/aWGb3e2jKn31tb5vR8ez3zjL5v",
+	"b5nR++1FwjP6v7Vlzg9ub5nxh1tb5vzi1pY5/6jT0vKT9WqVt5+/vCFJY/6vmCQFpwhIFPFUyfXfdNh+",
+	"FZqeqc0kcEw5k6X3ZzFJZB5vkHV3of6apZlibVu1wxCe2xHqvFYLOBchZURVKaavaGAh3JOolFaPx8jH",
+	"giQTGkCpZ62nuK0IYio/Nqu5ijs+moxJov9a/QzavNtPiJpUPndg+oQUvcIXteIUs3fbuaboHt0nAkN9",
+	"QuY7k9n6rtmGXNWOZyS4HJtXgq+zwod1PIhJROSktrtxZqa+21SKBIoGJKoHNzBZ+cCVostfp5iEB4Vp",
+	"SBXK5iG8wuvpda7fpJGiSUSrPM0/chGF8Md//x955oc4b30CjIvY7fQansLUNJ7Bf/0nlAaFf4Tr84BE",
+	"RFzw0zCs6aQtd1le1rvRSKICU67EFaDL1hWQLJq2xiyze9n7LN/7td77bG7vs/X3PnuAvdfxdldyiWoa",
+	"mGf1Nz3CrX6T60h4NXmuZBHzUUWOL85j9fw5L+DWArhL8nWFdtDkBVm1gvAZHtu1Q8VwHumvSMtY7w7w",
+	"S1cn7pC65gtXBO6w441g3gjmjWC+H8Hc0E2xk/otuUx4Q5Lm9tmiTT7QDXhxuG28OXJweAAgtBYCtq5m",
+	"czq3HR+6IaHRzIMp4mU0M0kvIKsU+khu5ffCRXFP97KM690qdC95FvRs3dIw/xcu+deCgnX+Dh4f9Xfz",
+	"Eg1SkTipVLLuLTS0nJmKx5gBQN7Vs4DXCRX3s8f5ctH1MNeu/l3Ws47BkAg+FijlBX/uDm9FkVEynl/I",
+	"2um6TBXcmw7ENLjvE1GVKRKrE6WcCpQOhhezBI+PX2gy8E+sFwoVjAWf1rOOVmuyybeCVGZ4c8F9eJ2g",
+	"oMgChLFuiWGNwIRK1cgC3PUtZq48c2+RPJdw2aHAHGLeFrPngPlFPcNc4lKfxn3uYAUtM5G/I+ZwB3hl",
+	"JH4vRPmlE1pT6nBBye3ShZrdb8s2+1BmwNxht1gRfhBzoMCEFkOiYOvNCFoTOZvNAXwEJDcWMmPAPpGf",
+	"swNkpSGQj/PB8eNlv7qR2fmeKvXjxawgq0A4P9tNT9mbhuEpK4GwgJ9R+6SX66EELqnLDA4ExvQKmcs1",
+	"uH4ZRVFsaJXWTZlUIjUXA4u6dyGA7vmmdZVQzZZ7m7jLT+prqldcOqv7c53fJ6QbErVzh9kSrpqvqek9",
+	"t27DD6RiLB56G0XrHEweDCBthUbxaK+5NHRmCgiICLc7X2CxfiptpvfXo7dcvZuyldUBiBjjqVDrvCqt",
+	"31xNMF6hWp3hCIUExYHAhW4GXX/nanfHdJE7v2nx8NHfKiKwbApAfSD5U4hPc39NaVh753VM7wqQlyGw",
+	"eMmXg7JYSek4bhOGpXerDQa+lKngc73TfqCojg3B/B0RTEOq1DxRtk5YNr7r9m35gVTIpYNvt9b0EErk",
+	"PFa0Fx4Xmbe/SQFqvPLbzaUVsteCGCdqll0lLsWsZzIAuszlKRFIIpOeRMttieIKQyASBp1BZ+u+9UwD",
+	"geyZ7cpbV61DyAmfMle3kGQAXLHJERcwjAi7tBCW0CUwwqndmftqQq7QyETvrnv8hMwkxbZXiLs6Qsug",
+	"6AOoeRZLv6h8PHdCv7VmaMvhNyq8cwxrH2tuft8t3PSDqi3lw2+5nH44xSXHjFZCxIb2PudshAJdTq9m",
+	"JIOdCYJ8qu3PnxyR1vcIUHmeJlXB6hciRaM+EFA86Sm9ybHgaWISytiLQ6YIZRK4msxBQJ6AwbLCxnYa",
+	"Fo+pyq4Zl0XQJVZUyTo32VuAhsgUHVF0afFDjlpZUxBMCBtjlpgmISqY6PlTiUCVuS9DEgIfQQnMZlt/",
+	"5XrphIUgFRdkXH1x+QnCTW/HHUUB5ltF2iLiNqrVLOPul6XbbND8K0LzpvSYKopqq5h6KBi0FgAPpdet",
+	"QIovQpd5EB2vCmNaDJ3v+Zg3LicVkhgiPubb8Foz+JiMUbNgCTERl0Y2RFzIYxhGJLiES8QEUmZZd+jB",
+	"MEoReKoiytAbMIEhJILGRMw8GAtEBhIDzkIiZttwoeey40HAYzRB792zp9vb3rf6P8/0f06fbm9v+Tb6",
+	"SEvqgZmMoXFe/dT3YPfnEy2wrlAoUBwe94ZUwdm3z4xAiLUUyZae0GuMZBbIpHiEJtMrDAkLB6xLmKI9",
+	"ElEiMQQMxyghoghDVFO9cDeIETOpMI/ptPy069+6c8Lwz3xDHHBWPV7+vFg3KQntT7k9qnUflK1odYGS",
+	"W2jkIdTJ+yQTaIBKoBEigU+kka/99vjrJKZmFbaMYtsna5vfdws3/bDKaenwW654PaBCmmFGOyHCh81Z",
+	"cHyI53YJbdrueb6QNRKZ/jghCggINBkm7KWj9IxknOqfbOZqLhAkmUkj9fKnBRUPALEaDjFhdIRSvXZp",
+	"sYsBba7U+emB8ekJkKFEpvKEQMT16tp71SGaFBnSgNHcC2/NwbXTP3z5eP/ls8OX+3tHh988e1LlarHa",
+	"i3yGE8oqgpjO7c8gqVYs8oU/ymAAVyjMS4QhBiRGCFOE6YRGui2V85sKgTDjtDqBvnVSBakQyMqOqSJJ",
+	"iO6i13g7MBfnkXeAgiJjrNj+KTCcolg534RIiDgxmUo0utAoAjmlWkdTHIiyEAsmGKaRey9B5va7QkPI",
+	"Nl+F6GeoCGUY/mAhf4dc7dmZ2afJ4goFCDOorI/SP07Q+B8NOFzBmQIXzNtoc+bVTsehVlQn8xnZBUZI",
+	"JPb6+9u7/apDGqbR5V2thWdpdPmK2huiZXRyC38kQc8BI2pCE0y0nvtJ7vxW4MDHHd3M3zLartOSnYbM",
+	"RwM2l97YOjtNpbFtOLX0bP27GbQMQRnNWfOgkYnvMN7WmIRoowCNwbqECAFnCpn6zuVqWiDc7057e4dH",
+	"wK/MIZX3KBlJ5IQru89jUydIWzfgD9J+fz9IiJqYvxDsF3JCzFAjlz4xQvvzYMD8AUtQmO88kLYAwHBm",
+	"UlxZNuWbSfysc8Y93py+ff3q5fnF9l8lZ1u2EqwkMQ6YBf5Y8xblvtRkNgHzXGzmEPYEQjoyviC3DReA",
+	"ovdSHNSAje17qaJxDs4C8ez2jp+M9oJ+cDQMD4PdsI/90R7uBo9HB8NvyH64h7ujPnkyfBx8Ex7h4eiA",
+	"7A/3TLsno8fkm+FRcKhJhyhtPHSOO//mBv2p33tCeqOffzs6+PgPVUhdLHaeGiq4Vml0Pexp79XPv+0e",
+	"VQ+blzM6VZW0y+YIdkpkqQASZaYAVBZjJB5l4q/74eL5VhbVsyx9DPnQyFRQwnJYa8ouGZ8u5G0iCnuK",
+	"xljrddiY95a/5LFW1RI1c6zuo9e5KnjiMpWb5GuuhalLXCZw35UdXpAdmhdt9/vbR/tP9o72b+XbpdMs",
+	"FpOzu/ljmSdgL+O0NVj+Jyq4C08mcYpSE5GQCrrDGdA44UKBKdtSP9XgolRqqVJ8jkQ2lwSHASZU8hCh",
+	"a1KW9UigIEFBebhlMuEwrTZBV/B0PIlmIOl1b4p4CYKwS9T6Awv5dKsFV/bIwgsa35KFZiVB1yBgzaOI",
+	"5sjVwfMfPrx+kckM2y4D7YnJpsINJKVnuQzPAV8vw4qpP9b4/lYkrXlDZjB0cZF14kCrcxffPX+NzVVj",
+	"CcGmqjkNlG/qoS798tJC1S+97s0AXRIYQxxxt2azPiNPRjSKrPpXsNOqmRt2qy3k1yhOvsDxOUy8zd9m",
+	"V9+g3/q+eMgXFTqxYTf3yG7WgvyGRzTIIxryvhU8qFVaVaO7bddWH8j1PnfQ7VWnH8LhXmBBK+Ew4ckL",
+	"t50GSvDflmaePcMLQTSfXQbDC8GTxETzhamtvjhBGKYzSCZEYrV7LiAKx9zWgayYzv542+Mgx2MhIkOM",
+	"6qqsAZcVg74XNECgDCjrGSs+EBhSVbdS8VjQ8D2XNMsuTqLo3ahz/NPNZ/JtudfHnxcVtTM+Na69gEdp",
+	"rFeWA1ZPt/iq1ybh0QoX4yprrBveoEAU6EXXyKjOcPr6Ds336r6PnvDknQhRvBeUC6oqgkfNz+bSogSU",
+	"GFn6SEKGPNbwMepBAKfvXz+SEBFl4hHkFIVuKMQMqLJexL3+3i4EJFGpQAkh11DcuksecINfJQRfQOcF",
+	"XFmgrewgSkAuA/BWtcAxia8n8dBn5jxrKbobzrLhLF8tZ7mk7PlE8Jg0Fk1n4sK0ASjVLEK4IoISpmw2",
+	"P3lJWVuS7tirpCGRCIGBiA31M/60S8rcw2RzDS2BJAmyEEi+HaOruKITBBhOI8pq+0xHaRSdIQvtu45a",
+	"pVM0yDH8gYbI6/aZEhXUrc3yCTbxfAxaaWv5EhbXXx9Jm4z6vBVPv/LAxg0S1kfCphwWc4jeFgs1X1Tj",
+	"u27flh/KXbN48K10VcxB5eFA0mZ4fI9X2OCFTpqMBQkRzGvOXBJ5kLKIB/bORk20xMka2ri4YNaqTIYr",
+	"0rkYj36WwiXSgJQwnXA5n8fGlXGvVf1Xj/FaYVwRq5BdMKhMxzONt+EHEqUogbIgSkME/+XLX1Jqjc/8",
+	"fPWQx8c/vPqL74F/fHzKaGwS59uPryijcoLCfjrnKQtfjkYYKGm/uRCESWsT5H3+mUbRc54ylXW74Mkr",
+	"Qcb2w2smEwzUKQt1O/9Eq5M20bWEmMyM8klEzQuk9WX0J4jd4gSWUrqtLWwN6Bu9Lr07dX3lquCGkL5G",
+	"QmpQfctptW2iuek9t27DD6iwlg+91frZQ6mrOUa0EhqJXkxTzhOpRy8qZ1ttbnvtS4HChV8ZVaInee4a",
+	"HR8/50wL2pREJr4k0xSbryF9H2GSozSK1liBbm7knw0mWacgtTmK+nisYbwSke8/abFFnPvIWlxHrJZ8",
+	"7KuzD+dHUw32+bK6DrwrKa5Jj2U10X2GYvVfBtmu7Q1tN32ukLwbEr0DiTalJmYcoE06QJN7bdVGm/TN",
+	"vWPO8HV+Az3fF1k9RM5BqkbgwlqkXRr95huaW6zYOab3gCf6lft5vrzDb5J5tc6JkS+q8V23b8sP5ce4",
+	"TZ1qH1QeDiTthscDIkjrceOh0KK1UDCC6MLaJKvVg1XfL7+IWpxgYWsmNlWrWTIhAcIf//1/QNfdbF7i",
+	"zHye1xLKFSgql90Uiy8BpiVnZSzPxnwixmY8yVMcyxgVDSQIdOk/gSrzgD+3Lf0vU21XXOArJCoVGK4T",
+	"W3tvMVUVK7hNkzMn36RD7A6H/7Vr+F8ynjTEE3M0bBNDbHKvrdroA+lt5UNuo8aSw+JBANFWKMxzdA0F",
+	"NnPPYKrhYf3Ntz1OKYFmvukyGJY59G9Lbo/lMlM/L8se+zZdTRBStykgJs+RfRNgsiIFnClBAlWuTzbX",
+	"wyT5ourY5Kv68/m7tzZaxWUPcLE14bYBnYgqss4NJY9ShfDh7Hvjx2IuazEXcEVD5OCSt8UYUgITLtWJ",
+	"iYQZYn4RUzyonyiVyOOdHdN4+4pEXBCmeiSh2wGPd+z7IblztI9Hwd7wqHdAHmPv8dGToLcfHgQ93H+8",
+	"f3i4t3d0+PhgxwkFGnC2nRi1Jnc3pYLWuVO4W9Y6jc0u4WA5i9M2+IJy9TyiyJQb2d8pffcspVHoAxEI",
+	"NhOyNBna/CwvgVjsuvCD6z/iAgLzhcyzROQPjLYHzCC+BJKFPIY0NK+x3GjQ5VEIAgMuwqy+HQcf2Zgy",
+	"zOaGfI4BM2m0tsyyF2Muq5KX3zGbHo3CF0RVKLPP8ixeUE4Mdgz+v/7rv/5r782b3osXvstFkiewyBNW",
+	"zGPfXn9vt7e729vbu+j3j83//7eVy/lhVfqut2mMggYuv5glab02kkFlbs7dyhyPc+CuVOrmc7EtJOoo",
+	"SqE4DDCImHWB7u4RpEmCIiASYYLXJMSAxiSCkI6pkren5rxLercymlZuqRrRb0CVnpzQJKFs3Nt90luV",
+	"9czrLJBYBQ/T5KZBVbXU7ZuHXIkGqwZ1HSqHvara8ifldcuzuZUSvJWxdxHVVp7CinOsAsUyxMsUXCWU",
+	"Xc+GNNJSmrc2aCBuOS+vkKk7iBZfD+zbK6NyUsAdK9B9QD3w8VzORManmUgiLPTyi/YBcylVbT5BaXJP",
+	"wkjweCFHqsmHQxV0s0yEuuFORBRK5W95prX+6pEcMJnGMRGzE8BI6uXS0cjXBq2v5a1fJRN0k1shsSit",
+	"54dwd/i3eN1uwpIXdDQycb3VaVcDokjEx9IVtsoqLjASW9tcTZAKm0vUql8GTL5ng2UmfKrZ7wyMlghT",
+	"1EJe62oeCIz5lcvJ64Y9KWYzvRnPi1gJhAhHCniqKv17+uxWsqQ3mQAoEkjNH3ElU3LnWQd+567pIlGU",
+	"V1UM6JVPbYlSSqmjesw4IuYoR0/XYE7S++fEBQM26F7FGX406m1jvir3+j6P3tKsSnogJzyxlZpNfY3L",
+	"6tTKd4zHesnSOHuBI9NgYpxhpUD9IkjrOyRXM78SA0MckTRS55eUfah2ErXER3pJo+jcHMIa65DlfDy1",
+	"cjLkGXyWrcL8sYQzlRy7Ikyr+EOEIU/HE1Ur3YLBhNpGv8VdfURVln+66tjsMs81Jtbf/4+lTjeAwFqd",
+	"EWZ5J2rses1wsUXEXPRELuDDfJBYeeslLMgAv5pBNOnPXoNHtCjq88vhMmu50h+YnRjfZRs5ygqn6oap",
+	"3C9Tacj8KphWSwwwu6BGd9uurT7QBcjcQbfR919A42FA0W44GF2tYT3CpDHKlQmb5EhCl7IQr6Gf1WIx",
+	"j3rty1jCAtwySoZ7nt+1EbK7pkahs4ezBElrJ593C7injBCuJMIFRbHi9QMRVM3MY+9SwmHH3wtL68t4",
+	"Prbuq5GbXid++ouRdUpxe50piaKEJDXzDNVKw1x6KLKIB4sCu5h9XlZn2Hjje5F5LegLJ9eHNxnuTPAr",
+	"xNiXQ/Prp1+Q9/YWe0Pfd6PvRnXSkiXVLiWk8V23b8sPqpHfYEK3DyoPB5KWwyP3XjSQoj2UazpHTrMe",
+	"Kzwj5kKR0LgX8inrSTqeKFNpMWUyTRJTaq+Wh4hQ8SwVUq27vLluN3hvYi5V5siqt6BIvaICLyorj9it",
+	"ZwVPI1OLWyGMqKj3ZplE6nzC1Thd11d1utDxhh0zznrStq2345DEZIxnhI2xvkLwouhURVYa/5MLGqMr",
+	"0Vrz7d/IxvAuB9VVwFID/Q0P8Yb8UVIRFhIRAkkVj4miQf2j0g3PKgOQznjKQgkJClddv2Y6blPE7lka",
+	"RahOgyAVJKhwbJ8nAkl4AhGfotAEFXOBQEx7hTVnismY/EoZntNfsSbkBUachOufmEjZeYIYvkkjRZOI",
+	"Wo1sUQOMiAlFUNyaEjG/whiZAqm71tyUw+n3qAFo7+2XZtqtpIAag2uN7j0yVIKoypv06guHH+e7vbBa",
+	"oq0M9AZDmsb+7eV0c0xbOLhK4FaQVtXhVWNbJRCXN1/QYYnK5jmjV4iUZa62yNUXWMzPVf5yiUGq7ajz",
+	"wJgF+gA+SBSnY6w657fc1JvGQKA6diWqtVHhgwYsSgVxKhVQGxY3s8atCU9y+fYMjgwjwi4HzNcT9cxM",
+	"vqf7kCiagX+aJNo0yIKJoPuPH86+3/K34UfH/zmzAZA2dbum1YN+30a7UL3ICRKbDdgFMxTTFChBEvrP",
+	"OOt81CCgbGSyvmnrgwRm166nK7zb8TqpiEpBs2OqJunQBMq6Jtm/yyb/GZKwx1k0Kz1VMfd7Jq5IIYlB",
+	"z0oDEoGccK5QwB+//8/8Ekib/DbkJbsh1JbtgBl4Zo6Dwi/gwTANQ4rSg5gkzi8QkCjiqelsCuZID7Ro",
+	"QUUte6AopDdgiS1fb5bn2egmO7ThhXpRRNrIZcpKtYw9SKJ0sW4qYeGAFQFMf/z+Nx8kB621uHjogAQT",
+	"lDBCFUzAAGhaCviBIaopIpuL7JXbAzZgf/rTc8704vQ3f/qT+QpeGlw0i5NpEKCUMOThzIRD/TZwyuCg",
+	"c6xVSQ8GRinUH//4/W8f/ROHyigEF1m/AYOFrrbusdZIbaVjPY7pYn7s2J9jlJKMs1rInY9+doLgfrHl",
+	"3c1elQaIASxnZjpNSh74Nirb/MUTZCSh2zMSR3Nf/FXaPIk7EySRmvxq/tYybParnVKPogQNpL9toaNn",
+	"sM+nTPCU8zElZIzyEXSHGPHplueytJptSRMF9d3Fm+9tq20N6FPb25GzEoRGhjdHRE5c57yBplZqHU0g",
+	"eKoyF0QWXe57dtchD/QH8Hfs6csdf8u6pzSFYwj+fn8X3pjorfcoYqJ1omjm21X43/PApo20kXYwvwDj",
+	"FNOr8+CXVJ/yJSZqfiH/lDvLQuy9eOlvbYPmdG60kAdpnNNCIvgQ5XEB+B3fsqCD7QIPK3iiLTBRYoBQ",
+	"yf8MQFawwJN8T6tY4J/Az7big8QIAyVNYxeEtvsYcjMhL0XedfUNSYzK1HVGlsbupZ1eToRKM6XABMrn",
+	"MjjEXoguiD4IMFHFk4eISv1JE8qWZ8oDkijygbMs2k6PavBB2sKABmZ2OUD07gI8MblZC6PGPpZwO10i",
+	"KT2jIVhz2HmfwBRjhFPr7zSvOHQj6zHNgy/dMeUQKbIjGT5tIzY9C48plWh7Iut9ON82x/Xcuq163+eg",
+	"N8+HLSzskMab6/gRZccL8+oTyifVzfSwE25eD7CZPjwtSPUmysvwzRJ8e37Z4Cobxvxovx7OtK2kOdtM",
+	"4dY8mjw1R9N1B+NOZeu4fCaFx9i+g+n6pVuLY9B6fEauhsUsOJTnCt/bI4GuP+cY9be8DHeKFxT2HY2G",
+	"/Ul2sgKlJlcEaw3N7df/4/e/neq9ZMUdur55cORrYWXc33v9fj6ChcK/pCioJma72wwIGptAkUuU4P/i",
+	"a5ZIgwlcIiZ2jTa0lDh2EhOlBZle4zx3M4L6n3556oT0dsnveSwwNJvWfNpAVS7MYwSi5HHOz0yEu9mH",
+	"nh66rtvTNKWhVxrad7XYh7OeqV/q6ExvJ5/qJGeUlDEMszZDria2UkrODSRYbWaIroIQiWMiTkrMxwqJ",
+	"Idc6B0T00oxrsNaImu7LCzKWHuz3D7wSpeQcO7+3sMCkmkcwzow6pO0He1AfbK1416i0Oj33/8/emzQ3",
+	"cmR54l/FjRcC3QEQZDLZKdBkf2OmKCn7n1szqVGZVcgmHBEOwJsBdyjcwaVkadansZlrX+YLzHSd+1R3",
+	"zb0/RH2Ssbd4LNgYzJ5UiYuVWYmJ8N2f//y952/RE2PhkuhgsPHgkeOUyYS69oUsQQsPa6CA98igua+p",
+	"9n9Fk2nq7GVz5RhjAXbgDEkxkzmMTGUCi3WM9eJF7xD/t38gpuqavTsiXAfAzS4tSgbXBLdypfK8V2/H",
+	"V95MwVY4s4oSOE3lpapdL3QOZTgGiH54APMr4C3mhXLK+GMqV5k2E4TSRVTaiAvxDaDcSk5Wyb2oa0Lz",
+	"ifLBslx0ghTPPWAKYgRMen0J5xW/7gYawgUnaMS5nPMjlIHTF5qmRNfl1JBXSkiAS4ZCbkCkmSwuFGL7",
+	"WmxCQ6pa8myAdFnOxhYil+kFrmDTdw9drKBVFkCTeCfeSaLy+uGk+IWC/4RU3Hle26kSsaoboc7QkisA",
+	"rH8Kv+LFoo1I/tCDTekFLzDEFlm5Fb3+pnsMLFXZOK7gTF9DF1e2zi6Hgfxw9oYXi10CafLD8rwAU+4Z",
+	"CMmvEKpIJ+yclKJ0Nuicw7GbFwqEiEI5B4cvGWGU7smf9Dzpso29dcrAFZCcIIfQOzWpzWAnxc89CtWN",
+	"0K54qZhuERloj2DhrZkIAJFIJK/HvXfWqN5bgNxETDTcD4Qs35+efJOIK1tcOGamuVU4xJz+aZFfwP7g",
+	"/VMTVtzeL5X9+Kc9KJZEwsuJSPBvcrlz6IOHzEOYM2A0rsoHgtHQ3vJ9Qqwv8eSX+3u5TQvlUCLCM+ts",
+	"ILuFyYjl2jI8rIdcE9wFgY4aFRJChKgCV7j4XcAgRGS6T3Fg3PnVVCOjIn3Z6hXsAUISYDfIaz1A8MLm",
+	"Q76okYGfyesesBLP9p8/OxqAfKVns4UHgADuBBaSLhpgrIkcGVRRBm4uEx4UAhDpkQbhQKxcHLSlFLTf",
+	"B6hm0i7UArYHcdaJHAgIJoIHmbxw6HL3sPCKUnqFOUdsjGsLtevE3KJrrlfFpcxFJ+n14JckEvvCiRFC",
+	"A0NedygSXpJyPUgg5DZANsoVay7havAiV9J5sc/CJOGMzFUPd6JXqEuZ60z60BACmJyxaJlEIE9LEqOh",
+	"/XFhjQ9MkyyXhldaIvGiVh4QojExx440OHNaIPKUsaYvzi1yJOUNb81EFcjVeytA3qRlvVSFzMM+2DGy",
+	"tCUZIWXRMsPvuuY+GmEbTeVBINSxzXN7RWwhnbAfzt64wA4n1alI8BS+en/2cViCCUMjwAjCj3OBdnsn",
+	"0GzvfaEnwIr/HYnL6npuQcBJ4HiwYLoEw3SEV7h9FFWS9x/OX79/9zEBXBznejKl/PDmhqRRuD6hzYPB",
+	"oZDQP94n352eRwKgKxKhfn/p5ohYK4H6VR8RXkyZmflDL4zm/GaueszTDIWxzujxmNblRz7YStR80Ex5",
+	"S9AxKC4VcjJTGBfdayoDCrHVgRA3CgSQgihV57nIrQQ8B2LG/OjdqA67dISNUhkJoYFhfD54FlJS0tyU",
+	"uVS5nauS0SchOyKyCGqM8tp1c5WWdJ3nIhwMogLy35ov3HTYIKv/70pq//XRwAW1wdJtop2Ywv24MF7n",
+	"QppS/i3v6gCGooOYAmdIm0lg49d5CAITSnP/iEvf+8i3CHpW4VMGNomYBoJq2CGS/TwdWCmc8sG/2Y6R",
+	"TxfeThRx2PuDaDAYQKujmwBHkUh6PcAhmLQqHEgFc0AbjYzQDV5psA+0FGfKFze9kzGl2oDpwJiD47kQ",
+	"MsvgzitHtD8YsEphhqhY66k3V0WPatY7PTz4CvtCsq13B7PGdQ/aEnw/Qg0haZNYfwxEiw5540Ip8qGc",
+	"5zJFcYNzf8rwLgR3gy4aAkpibA+hkuVl7LKBOl2mbCiJ5B7o5A89wI+893IxHivgA+F8cTM00i5iMTQP",
+	"h2Fe2GuAyrl0eM3OiKoLu5hMgW2D7zcVYqN2CE81VlgmSwSRjDADeT5CXK9nCh9DR/ZSif2DgQjqubCO",
+	"tQPPPgSItNLh+/refv+aePpDuLBRAwGzRVWvn0oj9o/E/69fYmQEIUin7sThs/1aYUn6BQt9HB1i8cP9",
+	"Z7QyIMHTNWssXx5drgrbiuTKOotxEXw7E8oDo4oaq9jBrmxRKr8qBFZm4qdJJM6+fSW+2t8/gEZ//bM4",
+	"6u93SzURPkFYY1SKbGWaW6cyFGCBtuxMlQKPYdiKAjjhZQucZAOkWAf9QU5YfTVXdp6rv/s7wM+GUg+h",
+	"D664BGSVvamf5ccincrCKf/1wo97LxJgG/aIlmITgCYIIQx3ga0ThfJSG5V1I9aZYkVdC4IFtynwkLSa",
+	"ZyqzaWxQqlhRHHMnpRZspI0sbro1JWxQIwed7C9Q9tPeL95+SmLTWautr0sfEYwB2DlcUFZkNbRBDrsb",
+	"FfbKKbhyw997vzBP+CmMYfn3YL5GtBaceCN+KWEFjcliU2pMdh0Lq1tGg8BB2FiuozWpQqDmacWGusSJ",
+	"A9u6XEDMJWJPUCdGNRbX0thQnV5WrDa+WWlkQR4oA1tcqLlnwQpwLENlC1+3pGuB8zQkWSk2II/tkTiG",
+	"2pcAiqTZDzIsAKwdcyvIqNiFdzpTrMIODwmZlkls8D7nnNI1jb6xc4XwKWSpLId/4S0ewXLGpnpFEJ0E",
+	"zs4pjCPp1gxXQQKmx5YIn0dILUCiY4KagKGQiETaTKhIbK7wbRGERJpSrs2FEyOZXgBfg2cLWUkgc1nb",
+	"NfwYCL3bh5K7TrCBUWxSO5tBvUpsD1dgTXNLQru3Q+JHv7fOA1yhhQ5cTtpgFB5sBC8XbiNih33caigx",
+	"fDF4MUjgMOALY0LK4OQPvW9tcSWLTGW9D4X1llZBOEuvnblOlXGq9mD59vX5ymMlnHvSe/RtMdnjSm4P",
+	"yn6Kdrz2ee2tE1+jUEXRfK6s+VUPd/b7g/4AKjOm7Ax3nvUH/Wfk+j3FV+Q9+L+J8utNvJpQx3EStEeJ",
+	"syYbrIW/+kZ7S3onm9Lhr3Y44gcC5B0brGN/BwdOj+6vs53hznfKf29n6gMFsAucN07jYDDYZJJTltvD",
+	"ip+inWeDw9sLv7P+rc30WCs0GHvetgM8MFTj2Z1q1F75d4Z//KkWZ2DnjTTIv89p5l5O3M7wjzt4Tnd+",
+	"gpqMvBs387Sh6WBI5bullP+CnXvFwiJCR2yWrs0FDIJFDeh87Ra9xJE8vk06b9xwFcexdcOqq/KWrcP7",
+	"iPctbGPgfxrbSCinU2tEh7mGoDAtdh1FHYvNTCOzFM4zCTKsGFUMfOFpbdeBQN8t2TTESe67eseMDSsS",
+	"O3OdXgD5mPLhuruehMo7loxGRPJzEl45JwojpyhZpFMxstdRCdX42hDRw0v1ylM9TfA7T/lSxYu161Db",
+	"FpsgbWh/XL4NLXnwlu/ZmtnuMCbhpqQRqL+ExAbmMrLXuEBXfPfiXReOVL/2oBA2LzDfy48Hm4/UK6rJ",
+	"J6t6XdloHVkV2Wu0gPH0bqkAvQTVSdvy/4R2l7/tkT+885E/bNPLEkj8DWHlvanTMAPyndGFGfFbQIZe",
+	"Hhhl8HSG8EarHH357LsKBfykMIyN4YdzfGtm+yd8BYODZKB1LsGa8PJFo1YCf3MlmKnYUOTErRDWjZqc",
+	"B4sWaHhUipvlqiIGxablIeXgebg+a67RRtkIACcjvUFnYVAW4EZ3EVy63GMCy5qIJuuOD47SC4mPVZuR",
+	"4bVXs98GFtDf587w8YQKXwIVkADxhlHV6W2BDSxObWX8a3IzoQGFNmsIz8N1MdFqz+PWUFh+PLO139bG",
+	"TMMHO1mQFDfr0o1Z5T8jBRmJFnA6YqNkketKnN9wPkjN7D7rcDzR8Jel4R/rmim+RJqWFe2Jua712kjY",
+	"H1DHilg3rFsIUYxgk4XQc6VGrNR66AI56ppJAdQElpdGX2pH2JSjHhNPdPhowFmgFzyMm4JmYiRqsRKM",
+	"Yxu7bl+8Q4UGms1suF238dl0deO0bFGNsrwRG8y36GzW25GqjXQ+pYDfOL51beNxdWgT+DnB3hNvk3Cl",
+	"NXUD227FcK2Xd2HNqiI2dCcOyWt2rgqHiyDZhhVnhf8s72I0j9mOES9JN/pZUPFtLZ5fi9vx3N6h8BMM",
+	"/YYwVFeQB2KtacpvhaPMppsvVlT0w7k1eATWq/aB32NT6wLK98lLK7dG9f/ZJcfCWPHqm3ddVn272Cy9",
+	"GfTFO3zK/Ud5KT9i78fLBurBqBzPdakKlmS7uuGUfGNT9xiVOtqhBLDm7WYDCbC9+UYqOBgMSiMefEJH",
+	"L4iglmCdtQtsvzhT+GTfKMx8kXZiLHXujmODdqMaw6CStU5uZSZGMpcmVQW/kJZ+B9o4r2S2Yae/xwl8",
+	"3j4XdqRab9prgx6ieQsFqL5UBmaObxW1hS8HH1YfZcO9X9xUHjw/2swKnKCUKJKgTnc3JhW9Hr2gsGip",
+	"yvcINLGrDKACKbgq3G1s8Dxhr8HyBa25RIe8rNBQFo3a0ErN2/Bo1SXlV2ySXo8sk2gUvUWRJw11H5v2",
+	"zK02XqD9Je/jUlh7fMwYw9Ub5AKmNZaYUVLuswUNet4Epxgaf/CJSbZYk91iSzZVrCVkHRy9BHePq0fh",
+	"85u5KnHI38wVrSCO9UqyvxFzVpFI5Hyea7Ip27OpV74XbDdKGYFnV175F8ZexUYDk4VPVJMFmQNWeAv7",
+	"UxvSRya+3geb6/RmGIw0eq5Ixa6xRu0ex8ZJk43sdSI6kkZbLFAiIZMcHA1grcq6bIdUWOfYiql3puiJ",
+	"J3QRmxQ/W/yciA69EDodzOTUbATMse/2RYL+gYno8DP6QPz6Z7F/2EXDO5xLMoyNvVRFLjEIPPFY2T/L",
+	"FG3vkMlB6pupAmM1ayOkSxW9LdgiU4XoBBOxXI39MDbJDH0rZeH3oIuCH+LQrJUMeCTbMCiD+tKssPN5",
+	"YPAO949oRQzZk8WGYjWTFTIZK6ATb2mq3aGZfN0bJGWuDeiNzHzEAvdTGjS/oPWI+RMaQ0CzZISKvu01",
+	"Gwme/kTRaMnKD/evczAYoLw5wLHGJqFjUDKtR4fkbrwhOcBxU1RdJkM4bUCGosPTblp3UfHuBih+C0iw",
+	"yo2uyuswk13HABTdNuR+8MGcU2AWfpak2jt191vy/iYr72bs56/GL46ywYv9Fy8O03/Ijp5/JQ/GSspB",
+	"+vy5zAb7z+Wz0fhwvD86GA1GLw4O0mz/eXaU7j8fDcaDgRy8WOP3+1m8LS3Rp2jnYHB0h9JfjBV+KbMz",
+	"usNb88LvrP/WLgz1sX901z7+H9+1742qLsBm6praxYt3FN+5xFbcwvDga3vNRg8YFBK7IzSeYttFN5Vs",
+	"FlMohHwXsRhYUzbxbUsV5I2rTNOhRlBNG3t1jMZznVI8L9Cvtlvjv7hObJDLclHNCCudVjaVCCjBaJcR",
+	"pzTMDMhT6bhi06FBk/2l83ISno3YupYQSuONhJO50j6ddvviZIl1Q9vE2PhCjsc65XcvMumtr5GzpYsA",
+	"XXdkMh3GOLFobLEBZs7QWEM599szfS259XcWB3mzlXLLadzOJl7u78kJ9FGj2uayYEQiKnJXbcBd3s1e",
+	"uw+5vMGYzFNZyNRzuqtbqv1Tm0KU2egzdQY4d1iE3xAtvygBlSqXT03JwnlBpFDX9hXAHiD/NNK5xjhB",
+	"FTUx5SxR0uoT28o5C9EN7kZObd9c7kJ2/3nSeO3V7Pd8kf4NaOk7RS7fMgSx2EAvHPphK/S85DJfEnu+",
+	"PIjALG4eCYjwrooOxw5Np7KYuW6NDsp0uCuksFfFm9xKEZQU/mFQRUim/0hI4yZEhC3tePHXu5DHbUYc",
+	"Z8ovCkOc8suqS+BiVT4mD2gy3UOXMyzSXW/DV+7Q/b+tqrk8XVkbr6wahbajyNuZnZdM3g+BfJ4oZzvl",
+	"3EYzJstv5XeozH2/2WAWj+RWI/3LqNy42ymgFWpAyYcAGzCPJ9zYghu80VvIJlWFmllzm6z0qip2v+GD",
+	"J/JYJKZqe0XnQue5GEljVFFFLztJSQnzKl/4dFoXpWbapevopAXChEW+/xgTZvKEMhtRJq02ewPpVAE2",
+	"Mb7mdqCpCp9rVXxU/t4jzsqMHgv2LAVWFY42M1AJR2DdTChtkGZlcR8A5qzM6Ql9NqPPGiLbTmNoidIG",
+	"iMoMLPcfgcqpPBrowRlTPGcylipkgY9MQmLc6F0nlnLskIf7LcrkOvm0gqeyi4eAS+VkngBpCyBVpHc7",
+	"LRUy9bfjEJW6/yAE83hECITbJjoj6X2OZnwOnaYnFIwuo7jyVck69MwLOymUw9ZXCaYl8kDZhwE7MJMn",
+	"zNmKObzZ2wkIIyGmtyp7qmL3HHNoIo9G2VPftw2yeFmkDYbw8j0ADOGZPGHIZgypNns96dRciTc+jzfM",
+	"tJdCeLM1NjQjOhzgiPwRiprXcwi4GbEJO+ZiudR24RqxeOfFwtQjdGOr8GEmM9U9Fs+DQWxpxZpRGe1i",
+	"szCFkhlG7baFSG1RLOabfLLe4IS/0ePxZxluQsUnolshuvUOgeh+tbTZwRu4MvytEWjwGlwi0jaOyqca",
+	"DYzJJYOCZXfYo9aoq+DsgI61Ie6/ExOrzQStfLt9imMa/JeQTGEJFj5QGvmpGEWOsa6er6IsCLMj6qy8",
+	"I9ixNza2EHXH3oZ/bs0jQtFMqmB0Sz6Vm5wNiaR/Kyfcn55Ozxc+PevcabeeFUprtZUTPL384tbZJ3iw",
+	"W5X0vw+u8js5U7gwj4St1KaHYRBVIIb1/AF9bsFW4trdf56yJIMnhNrIVDZIZzPlXAPPtzVYzhIvGcLy",
+	"GTl3U+tFLm/swotOEu68kBMOcz/tkevtWOecMYA/xyahLxRplr5tKCx8IY3LycMlwoilhXJ7q/WpeCNt",
+	"lKKkTui0NPmTnvdqmTO8LIQs0qm+VP3KV5q44CRkZwheu5KCgXHM2irGYCqNcAq9WNEMlbKn+L44MaFx",
+	"8gHNKNYuRxklzlu6C0oREVGIFFfmqMRYrkshpo/rDpZVIii4fcqGRC6dFx1nhTQ3saliXabWhGQMtOdO",
+	"pNZ5StXCA3W7YqZmtriJkJ9BBkqi29ap8UVIuVKoySKXBft7O4rRP6LAvVGI352p2AyODg+hJWGvjCpK",
+	"dvIHo6+FmlsygpjhiSTfZ4wnjs5eZfgGdirHlEKxmeBTU/jGHs4cAd2aSc3pO1OFboSfYOqs3h5AKJrG",
+	"pgzXtJS3hL2S13uIizKO+xCoglJEuEYoqHAaRAu5jIUkzgpDDm7kGu8UuboH/0F2skW/6UxlsA7znOJY",
+	"rnWyPcWt5nv+c5CWGniC2E/LsVCXdlJycgk6SNt5P1zSRj6dzYEcmDipTkIhWqS52Zpyp/95gQ2GwUs1",
+	"qx0WokkiSWJ7MTKALVKVxaZQPc4+xYGqQqD78oARXPKJpuPZrctbtfQpLEbFZv/odj/0mqttPfLS5jMQ",
+	"dvKuvM/bcoCfyas8naA1J+hkRV66ywka5+p6q+z0LRS43/pzmAJwt49E0IEtpbBz2x9uoVwLOeezCOB3",
+	"J+YEGniScjZKOSXdbCcbkISAKd2ucgGx8i2Wut/YEebxSLADxdwZ71sp5uK/VwlgT/280PM5cDztiOG0",
+	"Vv5hkEU1o8dGIEI1NvMutNLi0lld34ehaWvO6eky2ngZraOzNmTWnrQeDkE9kdHtZLSFdpQstt9eUOCe",
+	"X1dKPhabadhO0ZHFzJKalDOpLTByUsM4kdP6NymhDYB8Dj38/sBDySf7583AMdcqxUx6E9rtjUSDkRBG",
+	"aICxnQnGwBIvueCXhBOKxvG7wJ3anH9j+LkPtIZ4RYFXRiVdbJG866TWAqdqi3//4ao2mSfU2ohadWK6",
+	"hZbw4Xc7YFGRz9otfC/+SON7JIwHp551iznnWucktPVggRTAtoePRMLpPzVEZyyv/4SbsLxRe79Qa5uf",
+	"tyj5KEXKpsx2mehwYtxceY8ZTZzqCjmR2qwbbwp88TFUwAjVscHcfpjZ7pCze6gJxv/X4Rlr4RQmoOYA",
+	"14Zytq81QA3EdMd7D6sROX0mcnzENT9/krc3Ige/+mPcWTInHhOa0LLfRqEzOXdbyLLMRoNJXLgJNgcx",
+	"sgAyuaTgDV6mFP6+1oRbjToGp+0t9Hm/ZbK3cv5IkBEIhFAwlXluF03rO9jJBi21YG3eyvn9Z2neyvkT",
+	"IG1kZWa4xRuohJJAb07fVdiZ8lO1oDw1aKXlNJpFjW0xk34o5nqucm0wQflERWJcKDc1lMsbE6pjBnj6",
+	"GJvFnMyp1tgddbQZW05LTYkcvj8//1BmFM8WHE4aA5XbhVex8Wo2z6VXdKlSVU5MLguFhidVnrOz05Nv",
+	"3p5ujPpPC7Ge/Nh4BP6EZdjDtLjwrypK/3Jg/U/RXZey/xuCUYNQaiOblcuwLYz3TDsyftjG9L4Nhe75",
+	"5ULTeCwXTLVpWx1HQ7k2NwwVfQC3DE3k6abZfNOUW72VeCg1sb68RWp+XxW73xBSTuRxgYiw9Q1sSREt",
+	"AKVczvsPKeVUnkBlI6jY2nZvJaJ5Lm9Ukcoi244rH7DcKyx3v4GlmskjQRbaYpHy3m3RytaIoQWkVAt5",
+	"/zGlmssTqGx+lKwIqQ0dee1z1Uo1V2nlkkw7qP1OzlRCeQmxmXN17ZP1ujjaunPq7CFAE07lcWGTD7vX",
+	"kqhaoxOu5UOBJ5zMEz7dhk+e93wbLRVqplWxl1oTUuRu536o/Kta8XuONMsTeix4Q/MWaWMnKw4Zv26l",
+	"kzbQs7y4DwCAlqf0BEObYWiFxtqQWG4nthUIvcGCDwJ+YCqPDHi8kjOR8xa2I4r2iAPr+WCwBibzhDK3",
+	"okxJUHelpz1Mmbw1XggU33ViJJ0SH959JzoYy4JFtNcpBgfhsAzacTiLXScw5XJIGC4KldrcFiqLzeim",
+	"zLJfyNTvOlEscgoTITkrsDBKZegIrmfzXJG9j6enShwHjho6kcWFKmKDjcM/58Jb4XLr3VAUKhN//W//",
+	"KpJ5oWHdkkhMCqUM/ehUak1GP4/yhaJf7cLn2qjkWIxymV7ERjtxoea+L05lOsWWhXbC4gLJ/FhII+xM",
+	"e68y+khxPGCJaGwCh9aPTWxg9DTVsS0wEoeY62uVCzumDP/lzMhQwflC6snUUyo82D3Mbp9rlXVj86I3",
+	"0uSnb1TuRBGJSSRGkZBD6Gu/L95S/1cK2mDbBym8zVUhTQrdmUyci6/F/tFQXHXSrvhasBt/Kv76P/6X",
+	"OI/EPieZFwJ/+9/i4Plz8df//q/wDS2zOin9syv2RCd8PDjv9sVH2E6aH3StMa+9HcOPi0KVOwct24Xx",
+	"TmAMQ+n5C8dlMUIar3sy19KpTKhsosowXTIsMZTk7RICY2oU0jjMG5jehOa1EfPCzm3hMYzH1Zn4Wlx1",
+	"im4krr7DPyfw50v8c9Q9ribOVnOLmVDXqVKZE/u0edqJTF/qjMKloAHTYnbMebqdj8QFLC6uSOfqTPw9",
+	"dPT34uplN8J2taNB7zreo35sDtjGDQh4VzBVdz4gwTAVR+KjKGk3Eu8Fk+wxDYoJglYvn08l9iWdQHqJ",
+	"6DchxRjOnrZG/Me/i6/FidiDre3i2/9MX5dTcqpJQNUyd+xc/rxQXVrYGm3im/xQpPZSFUDLM/G1uICJ",
+	"n/36l//49w+4DvDXR1wM+Os9h8sRgucA8y5n8jWsHlb99S+12r/+pdbAr395DxQ4Ex2mYOh00O3H5hmt",
+	"qDTuCmGJKBITtFunaucH0FxlHPCGVgl/60jx61/ErDsszyjtHiOQm8q54qAYY48EShYUgBqRcKnMa/RB",
+	"+4qtIySc4LCowod330UCo9BkItcXFBiHPEdCpJ9UepnbCc+GY+WcnstJCEkUmzJATgMnP35/0jt4flTG",
+	"7GHKCmQhLmW+UK4ZqofKxOaqAHgzGIkROFmf34hOss+Kuf3+IOlSHnxKFI+EJ54NDjkekbEB/LWZ9GNz",
+	"ImYyBxJBa0/YaLTuHAgjZyHrPCJpGCuUXYoWAlcShx+9MPbKRGy5YizNOEIAJijliCJoydK4n/Bmwtio",
+	"lPweY5VIvOIApryYWefF/uDg8P/8T/h/Ih2H4zoUb19SLgS+HRv3IY8GwwfZQk+0kTnnysdxizEQFhBF",
+	"PbwKzm7lbiVSrQ08Nske3q17v7ipPHh+9CkRP5y9ER0k3KTXo+AwPSzTWxR5gl3zxSqzrFDOYaSiMMXD",
+	"2FQ7BLexMbARthBXUnv4U3qMdTUUc4lGu9KLw4Ov6KgkZ8oXN72TsVdFcixkvTHhvJ27amY8iFzJS+U2",
+	"mBPVGT/kTb4YK2sn9gNhatviHwPutq3wnrD5c/0NyjX4HXO/hwdf3V7h3Nq30txwP+5vFqVmhV+uGNNt",
+	"nHNIfbNNMP/IZe63TE6zeCwpQWnLREfNtbOZImxfzh+xkveIf6jn2Gqbh+1hEMnKhB5hFjZX7uRd6ORu",
+	"adhocR9UFjaa0pNGp1USNhf2/zNIbG85LduqYifkeOMwpNAScLJpM2eeA3JiljYSEvnPzQkGE+JTMbhq",
+	"pxnZE8EVhBUSpWKzpAFCIfdqqtOpyGWWgVzPo0IXr0jIOcmXQZhChrgfm7poUDDDT0lZqTry+CUPWs66",
+	"LhioWyK8r1Dw5+Wyu/vJfMp6+KWdztZlPQSiwJiYFJ/zMw/l7Vj/UAD+CdVvQfUWRDMv5M0tEgYVuecC",
+	"BkziscgXuGGsmUG3+NtyYlINCrLQghjeULmHQBEwk8dEFkwPwo45vD3+egfqaHO9lCv7AK6Yci5P18zm",
+	"a6airFaU1JKEHgj1PBHOdsLZTjJ+qma3GEieU5H7fR3hJB5PuJjZbRbXVKYFVODC3X+owGk8QcVGqPC8",
+	"zVtIhnUpm0Mj2DzHR80hyNacfK2eOiISyWih84xHkghb8C/fSK8S4fTEyNwJKYy6is1c+nSKj+FGFEpm",
+	"lEWjlmQz6Yv39JqJAr32Q367hJ+S8qWZ8lnEhu1x6JVd3NiFmNocgyEkr8e9d9ao3lvoMonY2IPCLGgn",
+	"pirPxNVU54peSbWLjfMap1s2iBk77SLPxEiJZ4PDbrB1ga8qEweDgZBOOEtZFKQhIwBeVTRJovgPqNh6",
+	"FrRfPJliYZywC98XP2o/tQu/OmhbsJWDQX1cbHisQuawfDfCeZmHSBM05tRiZAh6B+6LH3mKZfoiN114",
+	"JzJ7ZYSMDS5DbVnKqcFguRHRke6CAkENyzkWap7rVAYDhy7aC4SGrshig96Qp9KJXI1ZjSdyayaqwPXf",
+	"oML73IQhP0rtPxNKuMvfGkx+fw+yPxh5KXWO8ZPXa+E4oAmGyr0sd2pzyhD+Zc/5QsnZ5nw7IsGoI5g0",
+	"rUeFE9HBfKNF7yMQEuVljCiC2KiwVw7NQxL8/aNdFKlKEFVcbLTv0snBVFqYcn5enUw68iPFZyVkWa2b",
+	"b6BtXpIksdHZUAyen754dvry+emzg6Pn//Dyq9hgm8PqqGfSy6H4Jd6pwDHeGcY7KzV3or/+y7994rZj",
+	"k+iMLUdUPdVpJBLsIeEMXCIkeQPEhb4SirmlDcbf+seP798JbQAflEiYmk+pAQrfMmwk7wk4ytsLTWhA",
+	"BT0el4m7YhNKc8Jh7UXnChZuBbT5KQG3hoz4umTMRcnWaP0BYVcj4kQCU68x1ERiYXLlnEjeSOd7OIPe",
+	"628S6Fin0+ZeY9a2rDRaQQMBY1TqXZfterQPQHks5EqbbMYkzQ0Zb1UTnijvlhLw7jqeRjnSuhUs0lPV",
+	"f2xm2jkyc8ImKMnaaOHZmE2bYBuJFj92hoazuJudZIimqT2Z60uVdJHUihtx8JyNCR1brs4Le62Vo/1K",
+	"c+uCTRaPAo0nzyvgx7WScMvB2RJy7FUh9p+LmTYLr0J6PYZ8uhm1r10Xw2qCpCiLzdKKdiM4ZFM5d8Lb",
+	"5ZuiL5LvT0++ScKNgUOdKonPR7k1qh+bd5TtiizrOomxPUyLlXSFsYUYLdCsDZ+VJE7/RnSSP/RO0lTl",
+	"vZf4VZvJUBibrM3J9hFn/l+qNLFL98vqwxueTmYyML8f0UChUqUvVXa8BD5Ej9qvIUm8H9F4L9yAmGv5",
+	"6BDYqkKmMIjKNq5+TrUTemIwXTLOScPgaOF2oh2oAkJCfSN2olrMppm8piyGO8Ojw2glhNNP7YJB1WG5",
+	"GRNqKcM0YrTgLOfl8tfSSQNXOkRSd7C8Q0HZJGuwiRklMVFlE2QD9IUqdZiDHgEEuXIwSVazub8RZHSL",
+	"hqv1o+aAeyrQbI54zGFCK3xrmKtzCoEIx4i0gsZj5EHaFVxHIErnQiK43kme26veezQx3HQLc+09qso1",
+	"sSLX+xQtN3t6PbdO9b6v+m3dMFUNNT9FO43MdWsuaL6HykPZxzhiPy90obKdoS8Wqk526hoTJO4Md0KF",
+	"NQsb7ayc3m0dJwy6fPTNRJvrrphLhFq0R6bjSdy49sQLtx/nuq1/BJzdOh4LXVZqDBPfYg3ju4283mZj",
+	"hlO8yiourGS3OCudizARvfPMOXRGN5wWlpLWd9nqO+DrlXSxQTNaN+XM8rKRBXG4dI1HJetjEYDWpc9P",
+	"CCqSPU6t2PyWSoOvzLIgY/JGHshGbsm9v/7LvyVkW5HMtTEqS2KDQf1clzkmuqDXJRXlXKhI1cydhU5i",
+	"I52oTdrjVxS6oSrMUYzRM8DrmaIVSCbKABar7MQndXZvrXHvG+187Zr8bHkK2vmNZaq/UVLSlST0TUJu",
+	"dWqaxCMnnKi+RalK57e18GiRZVq5lsWqt807lL7bSFqXzi82Qsr7IAYBXGmvZtVDXXDCgKMUuLhaMu1a",
+	"RJOOJTmKolzHhoNxowImkXmedIci+SXe4RZRsiMmJPyCfEe8E8U7cHqhAH6GAdG3T+yGEcfAyBD3HdjK",
+	"2OAMvLX9IN2xSIgTGt14sm/BP5bTJjfXas2oEmieEiuTDZX0Iky9dCQhhgi9vkrfFZT5HC4fARV/cXix",
+	"xiZ4aiA0R4xVKCphPknoLNTfLUtV7V+x1osK879oKdxQJJw7A7g+/nPPXejVH9JpYWdy5WeiR1JQIrHV",
+	"/tyrPs7kHP/LZh61P+uGc/Dzsh0d/FYPcgL/JhU8lkZHoJT7redigH+Pc3WdBBkffylzUjX+Uc+Dhv2t",
+	"Bjio/4z+ovADwQLN2GRcOVjx1UaOsaNwzvjMWP1VWyG+Tss5T5Qs8HdVqJk1PMMQLBP+riLdJZiNHYnY",
+	"qBCnNgiGHSlgowKZ0ObtOpHQNndJz+ks8nN8RPjmslcmkFEUhA2i8am8BKot3Tgx0vyaNPBLqYyJyUDb",
+	"RZOFZMyjm8BLcGb72DC3gueEEoOTzNc0oIxYA0puP9hkjjLY2qzRsQHoCidSdBLAu6TbF69RZ4r6kVry",
+	"fGvym4gj6meq9oEt4FAjEZuOVwYP9NuXwCLAAMnfSJx8eL3rMJ8AoNqoIKX95E96nsCUE+DI5753alKb",
+	"aTNJxM899jqLzaiwPtfMncG+CK/VcagNUn+lBA5K7ZX2OmffvhJf7e8PYvPrn8X+Qf95/9kQ9TBUgsEP",
+	"uE6oCdR/jCcqF71eNeEEp5+hnqd7LA4HRzAAa1RsaPlXe/byApNqaybAICHicwl9s0ahGxYSjrdWuCmw",
+	"n96i8Ihdi87CZKoQsLe430MhS2JqoFq33EASSLSrORMG70EpiDukgM+UDByT6qO/4BxVNzSBCNXysM/L",
+	"LwWx2ZQwf1vi8Ugkr4jAe29sivxfAucrNqk01mB0/R/O3vRrxar4/I40pnzwhuzul+J7BIxQmd4PHxM4",
+	"bYUKxweRQDuB33YdMcfhiOKWhy+NO68bhfwTtN/jcC2jTfGAKb/yVqwpUgUm9hILU8u0wXMgV0WqG3YP",
+	"XQsDM4fzANII6FBuLpxQztAOU7ghb1yAmBJcWGyR7sLFBjqBuyESSa8HlXtYORmGYgBqzsi5m1of1TPP",
+	"N253YBwmUhORxSYp1BhlBW6k1yNT2EYX3Q2vLC+BqfrP5GT/4sbROMLfsz/d4KhVhZMSxf5GAsppgxsO",
+	"PLJczQSvDZL7u2/wPQHopya4IBd+i9DC3MbtDD0Wa8n+V4xG+5Jtm17i6e5avnU3FQt1l7J3aB4Zu9YF",
+	"2zZcMrHtS7ZsmjjfdqVaNglMdZsyLZurZy5vV3Apw/XdK911ZG3LU87SW8u0bG4ph2Hrsm2bD7nGWpSq",
+	"J7raWpyzDt1apuUYa8khWpVr2WwjaHzLki2bbgaOblv0To2XAWRbl23b/Nrwj3etcsfOQoC39oVbdlC5",
+	"qLcptuS7fNcqdxvTNu/EVvVb9hY8aFqUaqmF3GBw36ZOu8KlUW2LUi2bDMlh2xWr67o+o8rdxlTToN29",
+	"xmd0dade7trBculq3TcbSP/IZe63hTTN4pGYSPO2hohs0rtIuKmd03MaqvWQ0rZkZ15/1G6jko8X2rzi",
+	"0vfcwaucyWNx8LrQRvBO1xy8LrTZbje9FWA32t0vk8sD8NYp5/Jkh7/ZZacisvZU1cKxtCKnh+FdGiby",
+	"mLBnxbf0TtDT2r90iVQeBvA8+Zi2wJ0WLqbLjHgbxHkYnDFS0WPijokFruCGfr0DedwJa+4/zFRzecKZ",
+	"jThTI612lNSWhh4K/TzRzi20s14mhwoqXRTa3+Dm/+BUcTJBr4Q//gT7QcY4m3w3phYDRxaX5Bejnchs",
+	"ukDr/47qT/pCkrmCKJ/Rsb1EWCOm3s+He3v4HdoZvhi8GHT7O9HOosh3hjt7SA885hWDdTS+Ep15Lm/k",
+	"KFc1Dw92SqNA5YXNyYRYjnSuvSZTdXboYPNPINBm6y/JhC1qIHpUCrFkawRsYcRO41Eza1fUSDAYceib",
+	"SPCbbES1Bb/ZRGKcq2syZqmNrjrcqwN8FR4ZRWckvc8VW+hHAueEIyQ7/fI5shussmFV1BUMrNZZPRHm",
+	"anc/rqh9SNcTND+1hgJtrTbyVs65hVTmuV34ev/4drRa55RDkUYYhzRaF3OSpsWhyupNhjeA1Va/kzMl",
+	"ZmWIU1oT+HfPmvxG1B4L6yPEZ8rVxj6spk+iVsusJo1lpli6a3a0fNwlhyTTQ+/Pyu8lDEO7dE31M3kV",
+	"UgaSMxB5Vwi/PI16oTXtnK/3PsUxoSl7mW8g6INrbZdm12s2smEegUZYlWU/vTMm5HS6YjCBiJGxaQ8a",
+	"hXHQxc0OAcMVW8HTczmhlQ12XmRPSCMp7WLRgq9QY31deWnXHNhL+zNZOZ2zJ93YFsDuxaaTtLEK6/Yb",
+	"Lv6YRcOotaaLERoBS3MjcuU9gopTorPGqqwMtC5K07JILOZzVfSwzg9nb9CGbxCb4NzBYR/3j8RUXctM",
+	"pXomc5HpiYbjdjg4FB124WwOrbti4Yme+NBW2MC+oE1nn3myhqkvt6itdvAldcFO74ezN+hsuzrN4YpL",
+	"qMyccLD6MqceYBEKu5hM2RX0h7M3jqw5YzPT1/D9ytbcCOCU8T5jEAUySKs5gJB9VzjEOMI1RH6yQrzk",
+	"0bpsGMQmQGiTVzdLRTNbMgwacgIDdhTdZky7FFfUmqDmwJubTcahr10XG7aWBcIi49vmtjbmOSLbsFXA",
+	"szPlp2rhxEz5QqdkK0j8pS3qgFDynOsg4fvzt2/EXE7Y1nCu7DxXx8JYAUxID294TH2jsjqCQoUNwIUp",
+	"DuiUX+pM2XAW2KC+UAzQbM5cOUZR9gPymxSdile5ManoUe6ApFsHYfhl59NPn/5vAAAA//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

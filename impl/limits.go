@@ -108,10 +108,11 @@ func (s *Server) QueryLimits(next http.Handler) http.Handler {
 }
 
 // withinQueryLimits answers 400, and says false, when a query parameter of
-// the route with template route is outside its limits in the spec. It reads
-// the query without a map: a query with none of the bounded parameters costs
-// no allocation. The values the handlers use are the binding's; this only
-// checks them, as url.ParseQuery reads them (queryLookup).
+// the route with template route is outside its limits in the spec: an error
+// page on a page's route (outside /v1), else the envelope. It reads the query
+// without a map: a query with none of the bounded parameters costs no
+// allocation. The values the handlers use are the binding's; this only checks
+// them, as url.ParseQuery reads them (queryLookup).
 func (s *Server) withinQueryLimits(w http.ResponseWriter, r *http.Request, route string) bool {
 	if r.URL.RawQuery == "" {
 		return true
@@ -122,7 +123,11 @@ func (s *Server) withinQueryLimits(w http.ResponseWriter, r *http.Request, route
 			continue
 		}
 		if err := p.check(v); err != nil {
-			s.fail(w, r, err)
+			if strings.HasPrefix(route, "/v1/") {
+				s.fail(w, r, err)
+			} else {
+				s.failPage(w, r, err)
+			}
 			return false
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/refdata/refdata/catalog"
+	"github.com/refdata/refdata/edition"
 	"github.com/refdata/refdata/gen"
 	"github.com/refdata/refdata/representation"
 )
@@ -20,6 +21,13 @@ type Pages interface {
 	Changes(from, to string, loc int) (*representation.Body, error)
 	Catalogs() (*representation.Body, error)
 	Catalog(c catalog.Category, loc int) (*representation.Body, error)
+	// Search is c's page in ed listing the items of answer, the list body of
+	// those query q (as typed, kept in the search box) selects in locale loc;
+	// answer is called only when the page is not kept.
+	Search(ed *edition.Edition, c catalog.Category, loc int, q string, answer func() (*representation.Body, error)) (*representation.Body, error)
+	// SearchError is c's page in ed for a query q that cannot be answered:
+	// q in its box, message saying why, no items.
+	SearchError(ed *edition.Edition, c catalog.Category, loc int, q, message string) []byte
 	Item(c catalog.Category, u catalog.UUID, loc int) (*representation.Body, error)
 	// ErrorPage is the HTML page answering an error on a request for path.
 	ErrorPage(status int, message, path string) []byte
@@ -70,14 +78,49 @@ func (s *Server) GetBrowsePage(w http.ResponseWriter, r *http.Request) {
 	s.page(w, r, browseRoute, Pages.Catalogs)
 }
 
-// GetBrowseCatalogPage serves one catalog's items.
+// GetBrowseCatalogPage serves one catalog's items; with q, those it selects.
 func (s *Server) GetBrowseCatalogPage(w http.ResponseWriter, r *http.Request, name gen.BrowseCatalog, p gen.GetBrowseCatalogPageParams) {
 	c, loc, err := browseTarget(name, (*string)(p.Language))
 	if err != nil {
 		s.failPage(w, r, err)
 		return
 	}
+	if q := deref(p.Q); strings.TrimSpace(q) != "" {
+		s.searchPage(w, r, c, loc, q)
+		return
+	}
 	s.page(w, r, browseCatalogRoute, func(p Pages) (*representation.Body, error) { return p.Catalog(c, loc) })
+}
+
+// searchPage serves c's page listing the items q selects, answered as the
+// list route answers q (the same kept answers); a q that cannot be answered
+// is 400 with the page saying why. Its requests are timed apart, as the list's.
+func (s *Server) searchPage(w http.ResponseWriter, r *http.Request, c catalog.Category, loc int, q string) {
+	if s.Pages == nil {
+		s.fail(w, r, catalog.Internal("the pages are not configured on this server", nil))
+		return
+	}
+	relabel(w, browseCatalogRoute.Label+"?q")
+	ed := s.Repo.Active()
+	parsed, _, err := queryParams{q: q}.read(c, ed)
+	if catalog.ErrorCode(err) == catalog.EINVALID {
+		msg := catalog.ErrorMessage(err)
+		WritePageError(w, r, http.StatusBadRequest, func() []byte { return s.Pages.SearchError(ed, c, loc, q, msg) })
+		return
+	}
+	if err != nil {
+		s.failPage(w, r, err)
+		return
+	}
+	b, err := s.Pages.Search(ed, c, loc, q, func() (*representation.Body, error) { return s.answerList(ed, c, loc, parsed, nil) })
+	switch catalog.ErrorCode(err) {
+	case "":
+		s.writeBody(w, r, ed, b, browseCatalogRoute)
+	case catalog.EINTERNAL:
+		s.failPage(w, r, catalog.Internal("the page could not be rendered", err))
+	default:
+		s.failPage(w, r, err)
+	}
 }
 
 // GetBrowseItemPage serves one item's fields. A uuid that is not a UUID is

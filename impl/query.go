@@ -76,34 +76,40 @@ func (p queryParams) any() bool {
 	return strings.TrimSpace(p.q) != "" || strings.TrimSpace(p.fields) != "" || p.requirePath != ""
 }
 
-// parsed reads q and fields and checks their paths against c's in ed.
+// parsed reads q and fields and checks their paths against c's in ed; a
+// client's error (EINVALID) says where q and fields are described.
 func (p queryParams) parsed(c catalog.Category, ed *edition.Edition) (*query.Query, *query.Fields, error) {
+	q, f, err := p.read(c, ed)
+	if catalog.ErrorCode(err) == catalog.EINVALID {
+		err = catalog.Errorf(catalog.EINVALID, "%s; /openapi.yaml describes q and fields", catalog.ErrorMessage(err))
+	}
+	return q, f, err
+}
+
+// read is parsed without the pointer to the spec: a page says it its own way.
+func (p queryParams) read(c catalog.Category, ed *edition.Edition) (*query.Query, *query.Fields, error) {
 	q, err := query.Parse(p.q)
 	if err != nil {
-		return nil, nil, invalid(err)
+		return nil, nil, catalog.Errorf(catalog.EINVALID, "%s", err)
 	}
 	if p.requirePath != "" {
 		q = query.Require(q, p.requirePath, p.requireValue)
 	}
 	f, err := query.ParseFields(p.fields)
 	if err != nil {
-		return nil, nil, invalid(err)
+		return nil, nil, catalog.Errorf(catalog.EINVALID, "%s", err)
 	}
 	paths, err := query.CategoryPaths(c, ed.Unknown)
 	if err != nil {
 		return nil, nil, catalog.Internal("the contract's schema cannot be read", err)
 	}
 	if err := q.Check(paths); err != nil {
-		return nil, nil, invalid(err)
+		return nil, nil, catalog.Errorf(catalog.EINVALID, "%s", err)
 	}
 	if err := f.Check(paths, p.fields); err != nil {
-		return nil, nil, invalid(err)
+		return nil, nil, catalog.Errorf(catalog.EINVALID, "%s", err)
 	}
 	return q, f, nil
-}
-
-func invalid(err error) error {
-	return catalog.Errorf(catalog.EINVALID, "%s; /openapi.yaml describes q and fields", err)
 }
 
 // queryList answers a list route with q or fields: the items q selects, in
@@ -120,10 +126,21 @@ func (s *Server) queryList(w http.ResponseWriter, r *http.Request, c catalog.Cat
 		s.fail(w, r, err)
 		return
 	}
+	b, err := s.answerList(ed, c, loc, q, f)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	relabel(w, rs.list[c].Label+"?q")
+	s.serveAnswer(w, r, ed, b, rs.list[c], canonicalQuery(loc, q, f))
+}
+
+// answerList is the list body of c's items in ed that q selects, in locale
+// loc, each cut to f: kept, or computed and kept. Its errors are internal.
+func (s *Server) answerList(ed *edition.Edition, c catalog.Category, loc int, q *query.Query, f *query.Fields) (*representation.Body, error) {
 	list, all := ed.List(c, loc), ed.List(c, catalog.AllLocales)
 	if list == nil || all == nil {
-		s.fail(w, r, catalog.Internal("the version lacks a list", fmt.Errorf("%s: no list body", c.Name())))
-		return
+		return nil, catalog.Internal("the version lacks a list", fmt.Errorf("%s: no list body", c.Name()))
 	}
 	qs := s.queryState()
 	key := ""
@@ -149,11 +166,9 @@ func (s *Server) queryList(w http.ResponseWriter, r *http.Request, c catalog.Cat
 		return listAnswer(sp, sel, f, list.Lang)
 	})
 	if err != nil {
-		s.fail(w, r, catalog.Internal("the list could not be queried", err))
-		return
+		return nil, catalog.Internal("the list could not be queried", err)
 	}
-	relabel(w, rs.list[c].Label+"?q")
-	s.serveAnswer(w, r, ed, b, rs.list[c], canonicalQuery(loc, q, f))
+	return b, nil
 }
 
 // itemFields answers an item route with fields: the item cut to them.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"net/url"
 	"path"
 	"strings"
@@ -44,22 +45,90 @@ func (s *Site) Catalog(c catalog.Category, loc int) (*representation.Body, error
 		if body == nil {
 			return "", nil, fmt.Errorf("version %s has no list of %s", ed.ManifestID, c.Name())
 		}
-		var env struct {
-			Data []map[string]json.RawMessage `json:"data"`
-		}
-		if err := unmarshalBody(body, &env); err != nil {
-			return "", nil, fmt.Errorf("read the list of %s: %w", c.Name(), err)
-		}
 		data := s.pageHead(ed, c, loc, impl.BrowsePath(c))
-		for _, d := range env.Data {
-			id, _ := text(d["uuid"])
-			it := summary(d, id, body.Lang)
-			it.Icon = img.src(it.Icon)
-			it.URL = itemPage(c, it.UUID, loc)
-			data.Items = append(data.Items, it)
-		}
-		return "catalog", data, nil
+		err := listItems(&data, body, c, loc, img)
+		return "catalog", data, err
 	})
+}
+
+// searchKey names a kept search page: a catalog's page in one locale of one
+// version for a query as typed (the page shows it in its box).
+type searchKey struct {
+	browseKey
+	q string
+}
+
+// Search is /browse/{catalog}?q=: the items of answer's list body (those q
+// selects in ed), by name in locale loc, with their icons; q in the search box.
+func (s *Site) Search(ed *edition.Edition, c catalog.Category, loc int, q string, answer func() (*representation.Body, error)) (*representation.Body, error) {
+	key := searchKey{browseKey{ed.ManifestID, c, catalog.UUID{}, loc}, q}
+	k, err := s.searched.get(key, func() (*kept, error) {
+		body, err := answer()
+		if err != nil {
+			return nil, err
+		}
+		k := &kept{img: newImages(s.Media)}
+		data := s.searchHead(ed, c, loc, q)
+		if err := listItems(&data, body, c, loc, k.img); err != nil {
+			return nil, err
+		}
+		b, err := render("catalog", data, catalog.Locales[loc], representation.Fast)
+		k.bodies = []*representation.Body{b}
+		return k, err
+	})
+	if err != nil {
+		s.log.Error("render a search page", "version", ed.ManifestID, "catalog", c.Name(), "locale", catalog.Locales[loc], "err", err)
+		return nil, err
+	}
+	return k.bodies[0], nil
+}
+
+// SearchError is the page of a query q that cannot be answered: c's page with
+// q in its box, message saying why, and no items. Rendered per request, as
+// every error page.
+func (s *Site) SearchError(ed *edition.Edition, c catalog.Category, loc int, q, message string) []byte {
+	data := s.searchHead(ed, c, loc, q)
+	// The message names the parameter ("q: term 2 …"); on the page it is the box.
+	data.QueryError = sentence(strings.TrimPrefix(message, "q: "))
+	var buf bytes.Buffer
+	if err := templates.ExecuteTemplate(&buf, "catalog", data); err != nil {
+		// It does not happen (a fixed template, plain strings); the error
+		// page says the same without the box.
+		return ErrorPage(http.StatusBadRequest, message, impl.BrowsePath(c))
+	}
+	return buf.Bytes()
+}
+
+// searchHead is pageHead for a query: the query, the same query's JSON, and
+// how many items the catalog has in all.
+func (s *Site) searchHead(ed *edition.Edition, c catalog.Category, loc int, q string) catalogData {
+	data := s.pageHead(ed, c, loc, impl.BrowsePath(c))
+	data.Query, data.Total = q, len(ed.UUIDs(c))
+	v := url.Values{"q": {q}}
+	if loc != catalog.DefaultLocale {
+		v.Set("language", catalog.Locales[loc])
+	}
+	data.QueryJSON = data.API + "?" + v.Encode()
+	return data
+}
+
+// listItems adds the items of a list body of c to a catalog's page.
+func listItems(data *catalogData, body *representation.Body, c catalog.Category, loc int, img *images) error {
+	var env struct {
+		Data []map[string]json.RawMessage `json:"data"`
+	}
+	if err := unmarshalBody(body, &env); err != nil {
+		return fmt.Errorf("read the list of %s: %w", c.Name(), err)
+	}
+	data.Items = make([]item, 0, len(env.Data))
+	for _, d := range env.Data {
+		id, _ := text(d["uuid"])
+		it := summary(d, id, body.Lang)
+		it.Icon = img.src(it.Icon)
+		it.URL = itemPage(c, it.UUID, loc)
+		data.Items = append(data.Items, it)
+	}
+	return nil
 }
 
 // Item is /browse/{catalog}/{uuid}: every field of one item in locale loc. An
@@ -124,7 +193,7 @@ func (s *Site) browse(key browseKey, model func(*images) (string, any, error)) (
 // pageHead is the part of a catalog's and an item's page that names the
 // catalog and offers the locales; action is where the picker sends.
 func (s *Site) pageHead(ed *edition.Edition, c catalog.Category, loc int, action string) catalogData {
-	return catalogData{
+	d := catalogData{
 		Title:   capitalize(plural(c.Noun())),
 		Noun:    c.Noun(),
 		API:     "/v1/" + c.Name(),
@@ -132,6 +201,10 @@ func (s *Site) pageHead(ed *edition.Edition, c catalog.Category, loc int, action
 		Action:  action,
 		Locales: localeOptions(loc),
 	}
+	if loc != catalog.DefaultLocale {
+		d.Language = catalog.Locales[loc]
+	}
+	return d
 }
 
 type browseData struct {
@@ -146,11 +219,16 @@ type catalogRow struct {
 
 type catalogData struct {
 	Title, Noun, API, Version, Action string
+	Language                          string // the page's locale; "" for the default
 	Locales                           []localeOption
 	Items                             []item // the catalog's page; the rest, the item's
-	Item                              item
-	CatalogURL, JSON                  string
-	Fields                            []value
+	// A search: the query as typed, the same query as JSON, the catalog's
+	// number of items, and why the query cannot be answered (no Items then).
+	Query, QueryJSON, QueryError string
+	Total                        int
+	Item                         item
+	CatalogURL, JSON             string
+	Fields                       []value
 	// Recolored is a premier logo's image in example team colors, when the
 	// mirror holds its base image.
 	Recolored string

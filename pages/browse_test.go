@@ -369,3 +369,89 @@ func TestBrowseLogoRecolored(t *testing.T) {
 		}
 	}
 }
+
+// TestBrowseSearchPages: a search page lists the items of its answer with the
+// query in its box and the language picker, escaped, and the same query's
+// JSON; it is kept by query as typed (the answer asked once), apart from the
+// catalog pages and bounded: a crawl of queries leaves the catalog's page
+// kept and renders the oldest query's page again. An answer that fails is an
+// error, not kept. A query that cannot be answered has its page: the query in
+// its box, why, escaped, and no items.
+func TestBrowseSearchPages(t *testing.T) {
+	t.Parallel()
+	site, ed := browsed(t, nil)
+	ja, _ := catalog.ParseLocale("ja-JP")
+	asked := 0
+	answer := func() (*representation.Body, error) {
+		asked++
+		return ed.List(catalog.Themes, ja), nil
+	}
+	q := `name:"<b>x" OR ` + evil
+	first, err := site.Search(ed, catalog.Themes, ja, q, answer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := string(apitest.JSON(t, first))
+	for _, want := range []string{
+		`<input id="q" name="q" type="search" value="name:&#34;&lt;b&gt;x&#34; OR &lt;script&gt;alert(&#34;x&#34;)&lt;/script&gt;&lt;img src=x onerror=alert(1)&gt;" maxlength="512"`,
+		`<input type="hidden" name="language" value="ja-JP">`,
+		`<input type="hidden" name="q" value="name:&#34;&lt;b&gt;x&#34; OR &lt;script&gt;`,
+		`<strong>2</strong> of 2 in version`,
+		`<a href="/v1/themes?language=ja-JP&amp;q=name%3A%22%3Cb%3Ex%22`,
+		`<a href="/browse/themes?language=ja-JP">Show all</a>`,
+		`<li data-uuid="` + plainID + `">`,
+		`<li data-uuid="` + evilID + `">`,
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the search page lacks %s", want)
+		}
+	}
+	for _, bad := range []string{"<script>alert", "<img src=x", "<b>"} {
+		if strings.Contains(page, bad) {
+			t.Errorf("the search page carries %q unescaped", bad)
+		}
+	}
+	catalogPage, err := site.Catalog(catalog.Themes, ja)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again, _ := site.Search(ed, catalog.Themes, ja, q, answer); again != first || asked != 1 {
+		t.Errorf("asked again: a new page (%v) or the answer asked %d times, want the kept page, asked once", again != first, asked)
+	}
+	for i := range 100 {
+		if _, err := site.Search(ed, catalog.Themes, ja, fmt.Sprint("theme ", i), answer); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if again, _ := site.Catalog(catalog.Themes, ja); again != catalogPage {
+		t.Error("100 queries pushed the catalog's page out")
+	}
+	asked = 0
+	if again, _ := site.Search(ed, catalog.Themes, ja, q, answer); again == first || asked != 1 {
+		t.Errorf("after 100 other queries the first is still kept (asked %d)", asked)
+	}
+	failing := func() (*representation.Body, error) { asked++; return nil, errors.New("no table") }
+	for range 2 {
+		if _, err := site.Search(ed, catalog.Themes, ja, "fails", failing); err == nil {
+			t.Error("a failed answer gave a page")
+		}
+	}
+	if asked != 3 {
+		t.Errorf("a failed answer was kept: asked %d times, want 3", asked)
+	}
+
+	bad := string(site.SearchError(ed, catalog.Themes, catalog.DefaultLocale, `cost=><img src=x>`, `q: term 1 ("cost=><img src=x>", at character 5): bad operator "=>"`))
+	for _, want := range []string{
+		`<input id="q" name="q" type="search" value="cost=&gt;&lt;img src=x&gt;" maxlength="512" autocomplete="off" spellcheck="false" aria-describedby="q-error q-help" aria-invalid="true">`,
+		`<p class="error" role="alert" id="q-error">Term 1 (&#34;cost=&gt;&lt;img src=x&gt;&#34;, at character 5): bad operator &#34;=&gt;&#34;.</p>`,
+		`HTTP status 400.`,
+		`<a href="/">`,
+	} {
+		if !strings.Contains(bad, want) {
+			t.Errorf("the page of a bad query lacks %s:\n%s", want, bad)
+		}
+	}
+	if strings.Contains(bad, "<img src=x") || strings.Contains(bad, `<ul class="items"`) {
+		t.Error("the page of a bad query carries it unescaped, or lists items")
+	}
+}

@@ -45,6 +45,10 @@ const (
 	maxOrigins     = 8
 	maxBrowse      = 256
 	maxBrowseBytes = 32 << 20
+	// Search pages, one per query as typed: apart from the catalog pages, so
+	// a crawl of queries does not push those out.
+	maxSearches    = 64
+	maxSearchBytes = 8 << 20
 )
 
 // Site renders and keeps the pages of one server.
@@ -53,13 +57,14 @@ type Site struct {
 	// them (else from the data's URLs); nil: no mirror.
 	Media media.Library
 
-	repo    edition.Repository
-	log     *slog.Logger
-	docs    *representation.Body
-	home    atomic.Pointer[homePage]
-	latest  atomic.Pointer[latestPair]
-	changes *pageCache[[2]string] // by from and to; each render loads two editions
-	browsed *pageCache[browseKey]
+	repo     edition.Repository
+	log      *slog.Logger
+	docs     *representation.Body
+	home     atomic.Pointer[homePage]
+	latest   atomic.Pointer[latestPair]
+	changes  *pageCache[[2]string] // by from and to; each render loads two editions
+	browsed  *pageCache[browseKey]
+	searched *pageCache[searchKey]
 }
 
 var _ impl.Pages = (*Site)(nil)
@@ -80,7 +85,8 @@ type latestPair struct {
 
 // New renders the docs page; the others are rendered on first request and kept.
 func New(repo edition.Repository, logger *slog.Logger) (*Site, error) {
-	s := &Site{repo: repo, log: cmp.Or(logger, slog.New(slog.DiscardHandler)), changes: newPageCache[[2]string](maxPairs, 0), browsed: newPageCache[browseKey](maxBrowse, maxBrowseBytes)}
+	s := &Site{repo: repo, log: cmp.Or(logger, slog.New(slog.DiscardHandler)), changes: newPageCache[[2]string](maxPairs, 0),
+		browsed: newPageCache[browseKey](maxBrowse, maxBrowseBytes), searched: newPageCache[searchKey](maxSearches, maxSearchBytes)}
 	b, err := render("docs", docsData{Redoc: RedocPath}, "en", representation.Best)
 	if err != nil {
 		return nil, err

@@ -2,8 +2,9 @@
 // loopback, has no serious or critical axe-core violation, and fits a phone
 // (375 px); the changelog shows what the catalog diff says, by name, and its
 // locale picker switches names; the catalog pages show every item by name with
-// its icon from the media mirror, and a Premier logo recolored; /docs shows every
-// operation of the spec.
+// its icon from the media mirror, and a Premier logo recolored; a catalog
+// page's search box lists what a query matches; /docs shows every operation of
+// the spec.
 // Expectations come from the server's own JSON routes, never from constants.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -264,6 +265,68 @@ test('a Premier logo\'s page shows it recolored in team colors by the server', a
   const base = await (await fetch(mirrored.base + (await page.locator('.item-head img').getAttribute('src')))).arrayBuffer();
   assert.notDeepEqual(Buffer.from(await res.arrayBuffer()), Buffer.from(base), 'recolored, not the base image');
   await page.close();
+});
+
+// search types query into a catalog page's search box and submits it; it
+// returns the page's answer and the uuids listed.
+async function search(page, query) {
+  await page.fill('#q', query);
+  const [res] = await Promise.all([page.waitForNavigation(), page.click('form.search button[type="submit"]')]);
+  await page.waitForLoadState('networkidle');
+  const listed = await page.$$eval('ul.items > li', (els) => els.map((e) => e.dataset.uuid));
+  return { res, listed };
+}
+
+test('a catalog page\'s search box lists exactly the items q matches and keeps the query; a bad query shows why', async (t) => {
+  const srv = stored;
+  const skins = await api(srv.base, '/v1/weapons/skins');
+  const all = await api(srv.base, '/v1/weapons/skins?language=all');
+  const ja = await api(srv.base, '/v1/weapons/skins?language=ja-JP');
+  const skin = skins.find((s) => s.levels.length > 1 && s.contentTierUuid && ja.find((j) => j.uuid === s.uuid).displayName !== s.displayName);
+  assert.ok(skin, 'the sample has a skin of a tier, with levels, named in Japanese');
+  const jaName = ja.find((j) => j.uuid === skin.uuid).displayName;
+  const { page, errors } = await open(b.context, srv.base + '/browse/weapons-skins');
+  // Expected lists are the full list filtered here, not the server's answers to q.
+  for (const [query, want] of [
+    [`levels.uuid=${skin.levels[1].uuid}`, [skin.uuid]],
+    [`contentTierUuid=${skin.contentTierUuid}`, skins.filter((s) => s.contentTierUuid === skin.contentTierUuid).map((s) => s.uuid)],
+    [`name:"${jaName}"`, all.filter((s) => Object.values(s.displayName).some((n) => n.toLowerCase().includes(jaName.toLowerCase()))).map((s) => s.uuid)],
+  ]) {
+    const { res, listed } = await search(page, query);
+    assert.equal(res.status(), 200, query);
+    assert.deepEqual(listed, want, `${query}: the items listed`);
+    assert.equal(await page.inputValue('#q'), query, `${query}: the box keeps the query`);
+    assert.equal(new URL(page.url()).searchParams.get('q'), query);
+    t.diagnostic(`${query}: ${listed.length} of ${skins.length} skins`);
+  }
+  assert.ok(skins.filter((s) => s.contentTierUuid === skin.contentTierUuid).length > 1, 'a tier with several skins');
+  // The name found in any locale; the page in Japanese keeps the query when the language changes.
+  await page.selectOption('#language', 'ja-JP');
+  await Promise.all([page.waitForURL(/language=ja-JP/), page.click('form.picker button[type="submit"]')]);
+  assert.equal(await page.inputValue('#q'), `name:"${jaName}"`, 'the picker keeps the query');
+  assert.equal(await page.locator(`ul.items > li[data-uuid="${skin.uuid}"] .name`).textContent(), jaName);
+  const { listed: english } = await search(page, `name:"${skin.displayName}"`);
+  assert.ok(english.includes(skin.uuid) && new URL(page.url()).searchParams.get('language') === 'ja-JP', 'a search keeps the language');
+  shots.push(await screenshot(page, 'browse-search-ja-JP'));
+  assert.deepEqual(errors, [], 'console errors');
+  assert.deepEqual(await axe(page), [], 'axe-core violations');
+
+  // A query the API refuses: 400, the page says what the API says, the box keeps it, nothing listed.
+  const bad = 'level.uuid=<b>x</b>';
+  const apiRes = await fetch(srv.base + '/v1/weapons/skins?q=' + encodeURIComponent(bad), { headers: { 'User-Agent': UA } });
+  assert.equal(apiRes.status, 400);
+  const why = (await apiRes.json()).error.replace(/^q: /, '').replace(/; \/openapi\.yaml.*$/, '');
+  const { res, listed } = await search(page, bad);
+  assert.equal(res.status(), 400);
+  assert.equal(await page.inputValue('#q'), bad, 'the box keeps the bad query');
+  assert.deepEqual(listed, [], 'nothing listed');
+  const shown = await page.locator('#q-error').textContent();
+  assert.ok(shown.slice(1).includes(why.slice(1)), `the page says ${why}: ${shown}`);
+  assert.equal(await page.locator('#q-error b').count(), 0, 'the query shown as text, not markup');
+  shots.push(await screenshot(page, 'browse-search-error'));
+  assert.deepEqual(await axe(page), [], 'axe-core violations on the bad query\'s page');
+  await page.close();
+  await (await check(t, srv.base, '/browse/weapons-skins?q=' + encodeURIComponent(`name:"${skin.displayName}"`), 'browse-search')).close();
 });
 
 test('the list of catalogs counts each one\'s items', async (t) => {

@@ -44,7 +44,10 @@ var authored struct {
 	PremierLogos []string
 	Gear         []struct {
 		Name, Description, Asset string
-		Cost, Column             int
+		Cost, Column, Priority   int
+		// Details are the buy menu's stat lines, as the public API's gear
+		// has them (a client of it may fail on gear without them).
+		Details []struct{ Name, Value string }
 	}
 	Ceremonies []struct{ Name, Asset string }
 	// Objectives: a nil Directive is an internal objective, as real data has.
@@ -153,11 +156,12 @@ func themes(r realData) []O {
 
 // currencyDef is one currency. The uuids are the real currencies' (the real
 // contracts' rewards name Radianite and Free Agents by them, and l10n-names
-// has their real names), not uuidFor's.
+// has their real names), not uuidFor's. Every one has an asset and a large
+// icon, as the public API's currencies do (clients read them unchecked).
 type currencyDef struct {
 	span
 	UUID, Key, Name, Singular, Asset string
-	Large, Preview                   bool
+	Preview                          bool
 }
 
 func currencyDefs(ver int) []currencyDef { return inVersion(authored.Currencies, ver) }
@@ -166,18 +170,17 @@ func currencies(ver int) []O {
 	var out []O
 	for _, c := range currencyDefs(ver) {
 		id := c.UUID
-		var asset any
-		if c.Asset != "" {
-			asset = c.Asset
+		if c.Asset == "" {
+			log.Fatalf("currency %s: no asset (the public API has one for every currency)", c.Key)
 		}
 		out = append(out, O{
 			{"uuid", id},
 			{"displayName", c.Name},
 			{"displayNameSingular", c.Singular},
 			{"displayIcon", media("currencies", id, "displayicon")},
-			{"largeIcon", mediaIf(c.Large, "currencies", id, "largeicon")},
+			{"largeIcon", media("currencies", id, "largeicon")},
 			{"rewardPreviewIcon", mediaIf(c.Preview, "currencies", id, "rewardpreviewicon")},
-			{"assetPath", asset},
+			{"assetPath", c.Asset},
 		})
 	}
 	return out
@@ -419,20 +422,29 @@ func contentTiers(r realData) []O {
 	return out
 }
 
-// gear: the two armors, with shopData in the weapons' shopData shape.
+// gear: the two armors in the public API's shape: the description's lines
+// (descriptions), the stat lines (details), and shopData in the weapons' shape
+// with shopOrderPriority.
 func gear() []O {
 	var out []O
 	for _, it := range authored.Gear {
 		id := uuidFor("gear", it.Name)
+		details := []O{}
+		for _, d := range it.Details {
+			details = append(details, O{{"name", d.Name}, {"value", d.Value}})
+		}
 		out = append(out, O{
 			{"uuid", id},
 			{"displayName", it.Name},
 			{"description", it.Description},
+			{"descriptions", strings.Split(it.Description, "\n")},
+			{"details", details},
 			{"displayIcon", media("gear", id, "displayicon")},
 			{"assetPath", it.Asset + "_PrimaryAsset"},
 			{"shopData", O{
 				{"cost", it.Cost},
 				{"category", "Armor"},
+				{"shopOrderPriority", it.Priority},
 				{"categoryText", "Armor"},
 				{"gridPosition", O{{"row", 0}, {"column", it.Column}}},
 				{"canBeTrashed", false},
