@@ -551,8 +551,8 @@ func TestDecodeIndexWithoutBulk(t *testing.T) {
 
 // TestDecodeRefusesMissingFilters: an index whose agents lack the lists
 // ?isPlayableCharacter= serves is broken, not an edition that fails later.
+// Not parallel: checkBroken measures the process's allocations.
 func TestDecodeRefusesMissingFilters(t *testing.T) {
-	t.Parallel()
 	r := tiny(t)
 	if r.Tables[catalog.Agents].Filtered == nil {
 		t.Fatal("the tiny version has no filtered agents lists to leave out")

@@ -39,7 +39,7 @@ func serve(ctx context.Context, c *cli) error {
 	fs.BoolVar(&opts.init, "init", false, "create the --data directory when it does not exist")
 	fs.BoolVar(&opts.sample, "sample-until-imported", false, "serve the embedded sample data, ready, while the store has no version")
 	fs.Int64Var(&opts.cacheBytes, "cache-bytes", blob.DefaultCacheBytes, "bodies kept in memory, the most used (the rest are read from the store's segments as requests need them)")
-	fs.StringVar(&opts.cacheDir, "cache-dir", "", "with a PostgreSQL store: where to keep the segments this replica serves from (default: a directory per schema in the temporary directory)")
+	fs.StringVar(&opts.cacheDir, "cache-dir", "", "with a PostgreSQL store: where to keep the segments this replica serves from (default: a directory per store — server, database, schema — in the temporary directory)")
 	fs.DurationVar(&opts.poll, "poll", time.Second, "how often to read the store's active pointer and the inbox; also the current catalog routes' max-age, rounded up to whole seconds")
 	fs.StringVar(&opts.inbox, "watch", "", "import snapshot folders dropped into this directory once they hold a READY file")
 	var sf syncFlags

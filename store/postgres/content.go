@@ -287,12 +287,14 @@ func (s *Store) pruneCache(dir string) {
 	}
 }
 
-// cacheDir is CacheDir, made when missing; by default a directory per schema
-// in the system's temporary directory.
+// cacheDir is CacheDir, made when missing; by default a directory per store
+// (server, database and schema) in the system's temporary directory: two
+// stores' replicas on one machine never prune each other's segments.
 func (s *Store) cacheDir() (string, error) {
 	dir := s.CacheDir
 	if dir == "" {
-		dir = filepath.Join(os.TempDir(), "refdata-segments-"+s.schema)
+		sum := sha256.Sum256([]byte(s.Location()))
+		dir = filepath.Join(os.TempDir(), fmt.Sprintf("refdata-segments-%s-%x", s.schema, sum[:6]))
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", fmt.Errorf("segment cache: %w", err)

@@ -60,7 +60,8 @@ type Store struct {
 	// ReplicaTTL: a replica whose last heartbeat is older is not waited for.
 	ReplicaTTL time.Duration
 	// CacheDir is where a replica keeps the segments it serves from (Segment);
-	// "" is a directory per schema in the system's temporary directory.
+	// "" is a directory per store (server, database, schema) in the system's
+	// temporary directory.
 	CacheDir string
 
 	fetching sync.Map // segment sum → *sync.Mutex: one fetch at a time
