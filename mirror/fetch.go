@@ -102,213 +102,275 @@ func fetchSnapshot(ctx context.Context, c *upstream.Client, v *upstream.Version,
 			f.close()
 		}
 	}()
-	answers := &spool{dir: filepath.Join(root, "answers"), sums: map[string]string{}}
-	snap := &spool{dir: f.dir, sums: map[string]string{}}
-	if err := snap.write("version.json", v.Body); err != nil {
+	ft := &fetcher{
+		c: c, all: all, budget: budget, progress: progress,
+		answers: &spool{dir: filepath.Join(root, "answers"), sums: map[string]string{}},
+		snap:    &spool{dir: f.dir, sums: map[string]string{}},
+		have:    map[answerKey]bool{},
+		out:     f,
+	}
+	if err := ft.snap.write("version.json", v.Body); err != nil {
 		return nil, failed(ReasonStore, err)
 	}
 	cats := catalog.SourceCategories()
-	lead, langs := "en-US", catalog.Locales[:]
-	if all {
-		lead, langs = "all", []string{"all"}
-	}
-	total := (len(cats)+1)*len(langs) + 1 // an estimate until the first round is in
-	var done atomic.Int64
-	tick := func() {
-		if progress != nil {
-			progress("fetch", int(done.Add(1)), total)
-		}
-	}
-	tick()
-
-	// The answers on disk by endpoint and language; a catalog is lacking when
-	// en-US (or all) is 404.
-	type key struct{ name, lang string }
-	file := func(k key) string { return strings.ReplaceAll(k.name, "/", "-") + "." + k.lang + ".json" }
-	var mu sync.Mutex
-	have := map[key]bool{}
-	fetchAll := func(reqs []key) error {
-		g, gctx := errgroup.WithContext(ctx)
-		for _, k := range reqs {
-			g.Go(func() error {
-				var b []byte
-				var err error
-				if k.name == locresPath {
-					b, err = c.Table(gctx, k.lang)
-				} else {
-					b, err = c.Catalog(gctx, k.name, k.lang)
-				}
-				tick()
-				if errors.Is(err, upstream.ErrNoCatalog) {
-					return nil
-				}
-				if err != nil {
-					return fetchFailed(err)
-				}
-				mu.Lock()
-				budget -= int64(len(b))
-				over := budget < 0
-				mu.Unlock()
-				if over {
-					return fmt.Errorf("the upstream's answers exceed the snapshot limit of bytes read (raise it with --max-snapshot-bytes)")
-				}
-				if err := answers.write(file(k), b); err != nil {
-					return failed(ReasonStore, err)
-				}
-				mu.Lock()
-				have[k] = true
-				mu.Unlock()
-				return nil
-			})
-		}
-		return g.Wait()
-	}
-	// First en-US (or all) of every catalog; then, per locale, only the catalogs
-	// the upstream has: a catalog it lacks costs one request, not 18. Only
-	// en-US skins are authoritative; language=all has no locres/all.
-	first := []key{{skinsPath, lead}, {locresPath, "en-US"}}
-	for _, cat := range cats {
-		first = append(first, key{cat.Name(), lead})
-	}
-	if err := fetchAll(first); err != nil {
+	if err := ft.fetchAnswers(ctx, cats); err != nil {
 		return nil, err
 	}
-	var rest []key
+	for _, cat := range cats {
+		if err := ft.writeCatalog(cat); err != nil {
+			return nil, err
+		}
+	}
+	if err := ft.writeLocres(); err != nil {
+		return nil, err
+	}
+	sort.Strings(f.lacking)
+	f.contentHash, f.bytes = catalog.ContentHash(ft.snap.sums), ft.snap.bytes
+	return f, nil
+}
+
+// answerKey is an answer on disk by endpoint and language; a catalog is
+// lacking when en-US (or all) is 404.
+type answerKey struct{ name, lang string }
+
+func (k answerKey) file() string {
+	return strings.ReplaceAll(k.name, "/", "-") + "." + k.lang + ".json"
+}
+
+// fetcher is one fetchSnapshot under way: it spools the upstream's answers,
+// then turns them into the snapshot's files in out.
+type fetcher struct {
+	c        *upstream.Client
+	all      bool // ?language=all
+	progress func(step string, done, total int)
+	answers  *spool // as sent, removed once read
+	snap     *spool // the snapshot's files
+	out      *fetched
+
+	done  atomic.Int64
+	total int // set between rounds, read by their requests
+
+	mu     sync.Mutex
+	budget int64 // bytes the answers may still take
+	have   map[answerKey]bool
+}
+
+func (ft *fetcher) tick() {
+	if ft.progress != nil {
+		ft.progress("fetch", int(ft.done.Add(1)), ft.total)
+	}
+}
+
+// fetchAnswers spools every answer of the snapshot. First en-US (or all) of
+// every catalog; then, per locale, only the catalogs the upstream has: a
+// catalog it lacks costs one request, not 18. Only en-US skins are
+// authoritative; language=all has no locres/all.
+func (ft *fetcher) fetchAnswers(ctx context.Context, cats []catalog.Category) error {
+	lead, langs := "en-US", catalog.Locales[:]
+	if ft.all {
+		lead, langs = "all", []string{"all"}
+	}
+	ft.total = (len(cats)+1)*len(langs) + 1 // an estimate until the first round is in
+	ft.tick()
+	first := []answerKey{{skinsPath, lead}, {locresPath, "en-US"}}
+	for _, cat := range cats {
+		first = append(first, answerKey{cat.Name(), lead})
+	}
+	if err := ft.fetchAll(ctx, first); err != nil {
+		return err
+	}
+	var rest []answerKey
 	for _, k := range first[1:] {
 		others := langs
 		if k.name == locresPath {
 			others = catalog.Locales[:]
 		}
-		if have[k] {
+		if ft.have[k] {
 			for _, lang := range others {
 				if lang != k.lang {
-					rest = append(rest, key{k.name, lang})
+					rest = append(rest, answerKey{k.name, lang})
 				}
 			}
 		}
 	}
-	total = len(first) + len(rest) + 1
-	if err := fetchAll(rest); err != nil {
-		return nil, err
+	ft.total = len(first) + len(rest) + 1
+	if err := ft.fetchAll(ctx, rest); err != nil {
+		return err
 	}
-	if progress != nil {
-		progress("fetch", total, total)
+	if ft.progress != nil {
+		ft.progress("fetch", ft.total, ft.total)
 	}
+	return nil
+}
 
-	// read is an answer as sent, removed from the spool once read: the
-	// snapshot's files replace the answers, so the fetch's disk use stays
-	// about the version's size.
-	read := func(k key) ([]byte, bool, error) {
-		if !have[k] {
-			return nil, false, nil
-		}
-		p := filepath.Join(answers.dir, file(k))
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return nil, false, failed(ReasonStore, fmt.Errorf("spool: %w", err))
-		}
-		_ = os.Remove(p)
-		return b, true, nil
+// fetchAll requests reqs at once and spools each answer; a 404 is no answer.
+func (ft *fetcher) fetchAll(ctx context.Context, reqs []answerKey) error {
+	g, gctx := errgroup.WithContext(ctx)
+	for _, k := range reqs {
+		g.Go(func() error {
+			var b []byte
+			var err error
+			if k.name == locresPath {
+				b, err = ft.c.Table(gctx, k.lang)
+			} else {
+				b, err = ft.c.Catalog(gctx, k.name, k.lang)
+			}
+			ft.tick()
+			if errors.Is(err, upstream.ErrNoCatalog) {
+				return nil
+			}
+			if err != nil {
+				return fetchFailed(err)
+			}
+			return ft.keep(k, b)
+		})
 	}
-	// localized gives one catalog's answer per locale; from language=all, one
-	// per locale picked from the one answer, decoded once.
-	localized := func(name string) (func(lang string) ([]byte, bool, error), error) {
-		if !all {
-			return func(lang string) ([]byte, bool, error) { return read(key{name, lang}) }, nil
-		}
-		b, ok, err := read(key{name, "all"})
-		if err != nil || !ok {
-			return func(string) ([]byte, bool, error) { return nil, false, nil }, err
-		}
-		data, err := envelope.Decode(b)
-		if err != nil {
-			return nil, fmt.Errorf("%s?language=all: %w", name, err)
-		}
-		return func(lang string) ([]byte, bool, error) {
-			lb, err := envelope.Marshal(upstream.PickLocale(data, lang, catalog.Locales[:]))
-			return lb, err == nil, err
-		}, nil
-	}
+	return g.Wait()
+}
 
-	for _, cat := range cats {
-		byLang, err := localized(cat.Name())
-		if err != nil {
-			return nil, err
+// keep spools an answer within the budget.
+func (ft *fetcher) keep(k answerKey, b []byte) error {
+	ft.mu.Lock()
+	ft.budget -= int64(len(b))
+	over := ft.budget < 0
+	ft.mu.Unlock()
+	if over {
+		return fmt.Errorf("the upstream's answers exceed the snapshot limit of bytes read (raise it with --max-snapshot-bytes)")
+	}
+	if err := ft.answers.write(k.file(), b); err != nil {
+		return failed(ReasonStore, err)
+	}
+	ft.mu.Lock()
+	ft.have[k] = true
+	ft.mu.Unlock()
+	return nil
+}
+
+// read is an answer as sent, removed from the spool once read: the
+// snapshot's files replace the answers, so the fetch's disk use stays
+// about the version's size.
+func (ft *fetcher) read(k answerKey) ([]byte, bool, error) {
+	if !ft.have[k] {
+		return nil, false, nil
+	}
+	p := filepath.Join(ft.answers.dir, k.file())
+	b, err := os.ReadFile(p)
+	if err != nil {
+		return nil, false, failed(ReasonStore, fmt.Errorf("spool: %w", err))
+	}
+	_ = os.Remove(p)
+	return b, true, nil
+}
+
+// localized gives one catalog's answer per locale; from language=all, one
+// per locale picked from the one answer, decoded once.
+func (ft *fetcher) localized(name string) (func(lang string) ([]byte, bool, error), error) {
+	if !ft.all {
+		return func(lang string) ([]byte, bool, error) { return ft.read(answerKey{name, lang}) }, nil
+	}
+	b, ok, err := ft.read(answerKey{name, "all"})
+	if err != nil || !ok {
+		return func(string) ([]byte, bool, error) { return nil, false, nil }, err
+	}
+	data, err := envelope.Decode(b)
+	if err != nil {
+		return nil, fmt.Errorf("%s?language=all: %w", name, err)
+	}
+	return func(lang string) ([]byte, bool, error) {
+		lb, err := envelope.Marshal(upstream.PickLocale(data, lang, catalog.Locales[:]))
+		return lb, err == nil, err
+	}, nil
+}
+
+// writeCatalog writes one catalog's snapshot files: en-US whole, each other
+// locale as its partial; a catalog without en-US is lacking.
+func (ft *fetcher) writeCatalog(cat catalog.Category) error {
+	byLang, err := ft.localized(cat.Name())
+	if err != nil {
+		return err
+	}
+	en, ok, err := byLang("en-US")
+	if err != nil {
+		return err
+	}
+	if !ok {
+		ft.out.lacking = append(ft.out.lacking, cat.Name())
+		return nil
+	}
+	raw := en // partials compare like with like: each locale's answer of this endpoint
+	if cat == catalog.Weapons {
+		if en, err = ft.withSkins(en); err != nil {
+			return err
 		}
-		en, ok, err := byLang("en-US")
-		if err != nil {
-			return nil, err
-		}
-		if !ok {
-			f.lacking = append(f.lacking, cat.Name())
+	}
+	if err := ft.snap.write(path.Join("en-US", cat.File()), en); err != nil {
+		return failed(ReasonStore, err)
+	}
+	tr := &translator{en: raw}
+	var untranslated []string
+	for _, lang := range catalog.Locales {
+		if lang == "en-US" {
 			continue
 		}
-		raw := en // partials compare like with like: each locale's answer of this endpoint
-		if cat == catalog.Weapons {
-			skins, err := localized(skinsPath)
-			if err != nil {
-				return nil, err
-			}
-			sb, ok, err := skins("en-US")
-			if err != nil {
-				return nil, err
-			}
-			if ok {
-				wb, notes, err := pipeline.WeaponsWithSkins(en, sb)
-				if err != nil {
-					return nil, err
-				}
-				en = wb
-				f.notes = append(f.notes, notes...)
-			}
+		lb, ok, err := byLang(lang)
+		if err != nil {
+			return err
 		}
-		if err := snap.write(path.Join("en-US", cat.File()), en); err != nil {
-			return nil, failed(ReasonStore, err)
+		if !ok {
+			untranslated = append(untranslated, lang)
+			continue
 		}
-		tr := &translator{en: raw}
-		var untranslated []string
-		for _, lang := range catalog.Locales {
-			if lang == "en-US" {
-				continue
-			}
-			lb, ok, err := byLang(lang)
-			if err != nil {
-				return nil, err
-			}
-			if !ok {
-				untranslated = append(untranslated, lang)
-				continue
-			}
-			p, err := tr.partialFile(lb)
-			if err != nil {
-				return nil, fmt.Errorf("%s in %s: %w", cat.Name(), lang, err)
-			}
-			if p != nil {
-				if err := snap.write(path.Join(lang, cat.File()), p); err != nil {
-					return nil, failed(ReasonStore, err)
-				}
-			}
+		p, err := tr.partialFile(lb)
+		if err != nil {
+			return fmt.Errorf("%s in %s: %w", cat.Name(), lang, err)
 		}
-		if len(untranslated) > 0 {
-			f.notes = append(f.notes, fmt.Sprintf("%s: the upstream has no %v (404); en-US text is served there", cat.Name(), untranslated))
+		if p != nil {
+			if err := ft.snap.write(path.Join(lang, cat.File()), p); err != nil {
+				return failed(ReasonStore, err)
+			}
 		}
 	}
-	if have[key{locresPath, "en-US"}] {
-		for _, lang := range catalog.Locales {
-			b, ok, err := read(key{locresPath, lang})
-			if err != nil {
-				return nil, err
-			}
-			if ok {
-				if err := snap.write(path.Join("locres", lang+".json"), b); err != nil {
-					return nil, failed(ReasonStore, err)
-				}
+	if len(untranslated) > 0 {
+		ft.out.notes = append(ft.out.notes, fmt.Sprintf("%s: the upstream has no %v (404); en-US text is served there", cat.Name(), untranslated))
+	}
+	return nil
+}
+
+// withSkins is the en-US weapons answer with the skins of /v1/weapons/skins
+// in place of its nested copies, when the upstream has that endpoint.
+func (ft *fetcher) withSkins(en []byte) ([]byte, error) {
+	skins, err := ft.localized(skinsPath)
+	if err != nil {
+		return nil, err
+	}
+	sb, ok, err := skins("en-US")
+	if err != nil || !ok {
+		return en, err
+	}
+	wb, notes, err := pipeline.WeaponsWithSkins(en, sb)
+	if err != nil {
+		return nil, err
+	}
+	ft.out.notes = append(ft.out.notes, notes...)
+	return wb, nil
+}
+
+// writeLocres writes the string tables, lacking when en-US is 404.
+func (ft *fetcher) writeLocres() error {
+	if !ft.have[answerKey{locresPath, "en-US"}] {
+		ft.out.lacking = append(ft.out.lacking, "locres")
+		return nil
+	}
+	for _, lang := range catalog.Locales {
+		b, ok, err := ft.read(answerKey{locresPath, lang})
+		if err != nil {
+			return err
+		}
+		if ok {
+			if err := ft.snap.write(path.Join("locres", lang+".json"), b); err != nil {
+				return failed(ReasonStore, err)
 			}
 		}
-	} else {
-		f.lacking = append(f.lacking, "locres")
 	}
-	sort.Strings(f.lacking)
-	f.contentHash, f.bytes = catalog.ContentHash(snap.sums), snap.bytes
-	return f, nil
+	return nil
 }
