@@ -9,4 +9,4 @@ start=$(date +%s%N)
 pid=$!
 trap 'kill "$pid" 2>/dev/null || true' EXIT
 first=$(python3 "$(dirname "$0")/firstanswer.py" "$port")
-echo "first 200: $(((first - start) / 1000000)) ms"
+echo "first 200: $(((first - start) / 1000000)) ms, RSS $(awk '/VmRSS/{print int($2/1024)}' /proc/"$pid"/status) MB"

@@ -5,7 +5,9 @@
 # changes. Measures, on the file store and on PostgreSQL: each import's wall time
 # and peak RSS, the store's growth from the second version, the largest value in
 # the database, a replica's first 200 after exec and its RSS with one version and
-# through a swap, and how long after its import exits a new version is live.
+# through a swap, how long after its import exits a new version is live, and a
+# sync of version 15 from a stand-in upstream (tools/standin: every catalog in
+# every locale its own answer).
 #
 #   make build && bench/realsize.sh            # K=4
 #   K=10 bench/realsize.sh                     # the 10× versions import and serve
@@ -70,6 +72,15 @@ swap() {
   echo "$label: 15 live $((($(cat "$work/live") - done_at) / 1000000)) ms after its import exited; replica RSS $(rss "$pid") MB"
   kill "$pid"; wait "$pid" 2>/dev/null || true
 }
+
+# Sync from a stand-in upstream into an empty store.
+(cd "$root" && go build -o "$work/standin" ./tools/standin)
+"$work/standin" -addr "127.0.0.1:$((port + 1))" "$work/s$k-15" 2>/dev/null &
+pids+=("$!")
+until curl -sf -o /dev/null "127.0.0.1:$((port + 1))/v1/version"; do sleep 0.1; done
+rm -rf "$work/sync$k"
+echo "sync --once of 15 from a stand-in: $(measure "$bin" sync --from "http://127.0.0.1:$((port + 1))" --data "$work/sync$k" --once --contact mailto:bench@example.org)"
+rm -rf "$work/sync$k"
 
 # File store.
 store="$work/file$k"
