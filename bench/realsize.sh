@@ -11,6 +11,7 @@
 #
 #   make build && bench/realsize.sh            # K=4
 #   K=10 bench/realsize.sh                     # the 10× versions import and serve
+#   BULK=1 bench/realsize.sh                   # also a store made with --bulk-files
 #
 # Needs python3 (bench/firstanswer.py), curl and, for PostgreSQL, tools/pg.sh's
 # server (PG_URL overrides it; PG=0 skips it). BIN, K and WORK override the defaults.
@@ -97,6 +98,18 @@ kill "$pid"; wait "$pid" 2>/dev/null || true
 rm -rf "$store/versions/$(manifest "$work/s$k-15")"
 replica "file (14 again)" --data "$store" >/dev/null; pid=$(cat "$work/pid")
 swap "file store" "$pid" --data "$store"
+
+# With bulk files (BULK=1): what they add to each import and to the store.
+if [ "${BULK:-0}" = 1 ]; then
+  bstore="$work/bulk$k"
+  rm -rf "$bstore"
+  echo "file store, --bulk-files: import 14: $(measure "$bin" import --bulk-files --data "$bstore" "$work/s$k-14")"
+  first=$(du -sb "$bstore" | cut -f1)
+  echo "file store, --bulk-files: import 15: $(measure "$bin" import --bulk-files --data "$bstore" "$work/s$k-15")"
+  second=$(du -sb "$bstore" | cut -f1)
+  echo "file store, --bulk-files: 14 stored in $first bytes; 15 added $((second - first)), $(((second - first) * 100 / first)) %"
+  rm -rf "$bstore"
+fi
 
 # PostgreSQL.
 if [ "${PG:-1}" = 1 ]; then
