@@ -1,7 +1,7 @@
 // Package bounded is a cache bounded by the bytes (and optionally the number)
-// of the values it keeps, dropping the least recently used first: the one
-// cache type of the bodies read from segments, the recolored logos and the
-// rendered pages.
+// of the values it keeps, dropping the least recently used first: the cache
+// type of the bodies read from segments, the recolored logos, the rendered
+// pages and the compressions a test binary shares.
 package bounded
 
 import (

@@ -10,8 +10,9 @@ import (
 )
 
 // A pack is an edition as one blob, as stores kept it before bodies were
-// stored by content (index.go): only DecodePack reads it now, for refdata
-// migrate. Its layout, little-endian:
+// stored by content (index.go): only read now (DecodePack, which Decode hands
+// such a version), so an older store's versions are served and exported as
+// they are. Its layout, little-endian:
 //
 //	"refdata-edition/1\n"
 //	u32 length, then the meta record as JSON (as an index's)

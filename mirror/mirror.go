@@ -1,8 +1,11 @@
-// Package mirror keeps a version store current from an upstream in the public
-// API's shape: when its /v1/version changed, it fetches a consistent snapshot
-// of every catalog in every locale and imports it through the pipeline.
-// Nothing is published unless the whole snapshot was fetched and passed
-// validation and the shrink guard.
+// Package mirror keeps a version store current from an upstream: when its
+// /v1/version changed, it fetches a consistent snapshot of every catalog in
+// every locale from an upstream in the public API's shape (fetch.go), or the
+// export of another refdata (refdata.go), optionally mirrors the media it
+// names (media.go), and imports it through the pipeline. Nothing is published
+// unless the whole snapshot was fetched and passed validation and the shrink
+// guard. Each sync's state goes into the store, which every server of the
+// store exports (statemetrics.go).
 package mirror
 
 import (

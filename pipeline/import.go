@@ -1,8 +1,8 @@
 // Package pipeline ingests game versions into the store: load a snapshot (either
-// layout), validate it against openapi.yaml, diff it against the active version,
-// render the bodies to publish, and publish them atomically. It reports progress,
-// a report per import, and its own Prometheus metrics; Watch runs imports for
-// folders dropped into an inbox.
+// layout), validate it against openapi.yaml, render and compress the bodies the
+// active version lacks into a new segment, diff it against the active version,
+// and publish it atomically. It reports progress, a report per import, and its
+// own Prometheus metrics; Watch runs imports for folders dropped into an inbox.
 package pipeline
 
 import (
