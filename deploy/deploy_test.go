@@ -52,12 +52,17 @@ func TestCompose(t *testing.T) {
 	if serve.Deploy == nil || serve.Deploy.Replicas == nil || *serve.Deploy.Replicas != 3 {
 		t.Errorf("refdata: want deploy.replicas 3")
 	}
-	if !slices.Equal(serve.Command, []string{"serve", "--addr", ":8080", "--data", store}) {
+	if !slices.Equal(serve.Command, []string{"serve", "--addr", ":8080", "--data", store, "--cache-dir", "/var/cache/refdata"}) {
 		t.Errorf("refdata command %q", serve.Command)
 	}
 	sync := p.Services["sync"]
 	if !slices.Equal(sync.Command, []string{"sync", "--every", "5m", "--from", "https://valorant-api.com", "--data", store}) {
 		t.Errorf("sync command %q (REFDATA_UPSTREAM unset: the public API)", sync.Command)
+	}
+	// A replica stages a version in its segment cache: on a volume of its own,
+	// not in memory.
+	if !slices.ContainsFunc(serve.Volumes, func(v types.ServiceVolumeConfig) bool { return v.Target == "/var/cache/refdata" && v.Source == "" }) {
+		t.Errorf("refdata: no volume of its own at --cache-dir /var/cache/refdata (%v)", serve.Volumes)
 	}
 	if !slices.ContainsFunc(sync.Tmpfs, func(m string) bool { return strings.HasPrefix(m, "/tmp") }) {
 		t.Errorf("sync: a read-only root and no writable /tmp (tmpfs %q): the fetch is spooled to $TMPDIR", sync.Tmpfs)
