@@ -127,4 +127,5 @@ if [ "${PG:-1}" = 1 ]; then
   kill "$pid"; wait "$pid" 2>/dev/null || true
   replica "postgres (warm cache)" --store "$u" --cache-dir "$cache"; pid=$(cat "$work/pid")
   kill "$pid"; wait "$pid" 2>/dev/null || true
+  echo "postgres: the replica's segment cache holds $(du -sb "$cache" | cut -f1) bytes (two versions)"
 fi
