@@ -11,10 +11,10 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/hashicorp/golang-lru/v2/simplelru"
 	kgzip "github.com/klauspost/compress/gzip"
 	"golang.org/x/sync/singleflight"
 
+	"github.com/refdata/refdata/bounded"
 	"github.com/refdata/refdata/catalog"
 	"github.com/refdata/refdata/edition"
 	"github.com/refdata/refdata/query"
@@ -448,14 +448,11 @@ func relabel(w http.ResponseWriter, route string) {
 	}
 }
 
-// sizedLRU keeps values up to a number of bytes, the used least recently
-// leaving first; a value over a quarter of the bound is not kept. Safe for
-// concurrent use.
+// sizedLRU is a bounded.Cache of values whose size the caller gives when it
+// adds them (a decoded table's, a split list's); a value over a quarter of
+// the bound is not kept. Safe for concurrent use.
 type sizedLRU[V any] struct {
-	mu    sync.Mutex
-	lru   *simplelru.LRU[string, sized[V]]
-	bytes int64
-	max   int64
+	c *bounded.Cache[string, sized[V]]
 }
 
 type sized[V any] struct {
@@ -464,31 +461,13 @@ type sized[V any] struct {
 }
 
 func newSizedLRU[V any](maxBytes int64) *sizedLRU[V] {
-	c := &sizedLRU[V]{max: maxBytes}
-	// The count bound is never the one reached: bytes are.
-	c.lru, _ = simplelru.NewLRU[string, sized[V]](1<<30, func(_ string, s sized[V]) { c.bytes -= s.n })
-	return c
+	return &sizedLRU[V]{bounded.New(bounded.Limits{Bytes: maxBytes, Largest: maxBytes / 4},
+		func(_ string, s sized[V]) int64 { return s.n })}
 }
 
 func (c *sizedLRU[V]) get(k string) (V, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	s, ok := c.lru.Get(k)
+	s, ok := c.c.Get(k)
 	return s.v, ok
 }
 
-func (c *sizedLRU[V]) add(k string, v V, n int64) {
-	if n > c.max/4 {
-		return
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.lru.Contains(k) {
-		return
-	}
-	c.lru.Add(k, sized[V]{v, n})
-	c.bytes += n
-	for c.bytes > c.max {
-		c.lru.RemoveOldest()
-	}
-}
+func (c *sizedLRU[V]) add(k string, v V, n int64) { c.c.Add(k, sized[V]{v, n}) }

@@ -54,8 +54,8 @@ func TestQueryMemo(t *testing.T) {
 	for i := range 8 {
 		answer(strconv.Itoa(i), 1000, false)
 	}
-	if qs.answers.bytes > 8<<10 {
-		t.Errorf("%d bytes kept, over the bound", qs.answers.bytes)
+	if qs.answers.c.Bytes() > 8<<10 {
+		t.Errorf("%d bytes kept, over the bound", qs.answers.c.Bytes())
 	}
 	answer("7", 1000, false)
 	answer("a", 1000, false)
