@@ -34,7 +34,7 @@ for v in 14 15; do
     (cd "$root" && go run ./tools/synth18 -scale "$k" -from fixtures/versions/${v}_* -out "$out") >/dev/null
   fi
 done
-echo "data: $(du -sb "$work/s$k-15" | cut -f1) bytes of JSON in version 15 (K=$k)"
+echo "data: $(du -sbL "$work/s$k-15" | cut -f1) bytes of JSON in version 15 (K=$k)"
 
 # measure CMD...: wall seconds and peak RSS in MB of one command.
 measure() {
