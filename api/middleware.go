@@ -28,7 +28,8 @@ func recoverer(logger *slog.Logger) func(http.Handler) http.Handler {
 					if err, ok := v.(error); ok && errors.Is(err, http.ErrAbortHandler) {
 						panic(v)
 					}
-					status, msg := impl.ClientError(w, r, logger, catalog.Internal("internal error", fmt.Errorf("panic: %v\n%s", v, debug.Stack())))
+					status, msg, id := impl.ClientError(logger, r.Method, r.URL.Path, catalog.Internal("internal error", fmt.Errorf("panic: %v\n%s", v, debug.Stack())))
+					w.Header().Set("X-Request-Id", id)
 					writeError(w, r, status, msg)
 				}
 			}()

@@ -19,24 +19,24 @@ var bulkRoute = func() *representation.Route {
 // GetBulk serves a retained version's bulk file in one language, as stored
 // at its import: never made for a request.
 func (s *Server) GetBulk(w http.ResponseWriter, r *http.Request, manifestId gen.ManifestId, p gen.GetBulkParams) {
-	if err := parseManifestID(manifestId, "/v1/versions lists them"); err != nil {
-		s.fail(w, r, err)
-		return
+	s.write(w, r, s.bulk(r, manifestId, deref(p.Language)))
+}
+
+func (s *Server) bulk(r *http.Request, manifestID, lang string) Answer {
+	if err := parseManifestID(manifestID, "/v1/versions lists them"); err != nil {
+		return failed(err)
 	}
-	loc, err := parseLanguage(deref(p.Language), true)
+	loc, err := parseLanguage(lang, true)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return failed(err)
 	}
-	ed, err := s.Repo.RetainedEdition(manifestId)
+	ed, err := s.Repo.RetainedEdition(manifestID)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return failed(err)
 	}
 	b := ed.Bulk(loc)
 	if b == nil {
-		s.notFound(w, r, ed, "version %s was stored without bulk files (its import did not ask for them, or was made by an older refdata); import its snapshot (/v1/export/%s) again with refdata import --force --bulk-files to make them", ed.ManifestID, ed.ManifestID)
-		return
+		return notFound(ed, "version %s was stored without bulk files (its import did not ask for them, or was made by an older refdata); import its snapshot (/v1/export/%s) again with refdata import --force --bulk-files to make them", ed.ManifestID, ed.ManifestID)
 	}
 	where := &location{}
 	where.value[0] = "/v1/versions/" + ed.ManifestID + "/bulk"
@@ -44,10 +44,10 @@ func (s *Server) GetBulk(w http.ResponseWriter, r *http.Request, manifestId gen.
 		where.value[0] += "?" + r.URL.RawQuery
 	}
 	where.f = representation.Field{Name: "Content-Location", Value: where.value[:]}
-	res := representation.Response{Route: bulkRoute, Version: &ed.VersionField, Location: &where.f, Body: b}
-	if !res.Acceptable(r.Header["Accept-Encoding"]) {
-		s.fail(w, r, catalog.Errorf(catalog.EENCODING, "a bulk file is sent compressed only: send Accept-Encoding: gzip or br, or none (curl --compressed decodes it); Accept-Encoding %.100q takes neither", r.Header.Get("Accept-Encoding")))
-		return
+	a := own(ed, b, bulkRoute)
+	a.Response.Location = &where.f
+	if !a.Response.Acceptable(r.Header["Accept-Encoding"]) {
+		return failed(catalog.Errorf(catalog.EENCODING, "a bulk file is sent compressed only: send Accept-Encoding: gzip or br, or none (curl --compressed decodes it); Accept-Encoding %.100q takes neither", r.Header.Get("Accept-Encoding")))
 	}
-	s.respond(w, r, ed, res)
+	return a
 }

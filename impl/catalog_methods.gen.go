@@ -16,295 +16,295 @@ import (
 
 // GetAgent serves GET /v1/agents/{uuid}.
 func (s *Server) GetAgent(w http.ResponseWriter, r *http.Request, uuid gen.Uuid, p gen.GetAgentParams) {
-	s.catalogItem(w, r, catalog.Agents, uuid, deref(p.Language), deref(p.Fields))
+	s.write(w, r, s.catalogItem(r, catalog.Agents, uuid, deref(p.Language), deref(p.Fields)))
 }
 
 // ListBuddies serves GET /v1/buddies.
 func (s *Server) ListBuddies(w http.ResponseWriter, r *http.Request, p gen.ListBuddiesParams) {
-	s.catalogList(w, r, catalog.Buddies, deref(p.Language), deref(p.Q), deref(p.Fields))
+	s.write(w, r, s.catalogList(r, catalog.Buddies, deref(p.Language), deref(p.Q), deref(p.Fields)))
 }
 
 // ListBuddyLevels serves GET /v1/buddies/levels.
 func (s *Server) ListBuddyLevels(w http.ResponseWriter, r *http.Request, p gen.ListBuddyLevelsParams) {
-	s.catalogList(w, r, catalog.BuddyLevels, deref(p.Language), deref(p.Q), deref(p.Fields))
+	s.write(w, r, s.catalogList(r, catalog.BuddyLevels, deref(p.Language), deref(p.Q), deref(p.Fields)))
 }
 
 // GetBuddyLevel serves GET /v1/buddies/levels/{uuid}.
 func (s *Server) GetBuddyLevel(w http.ResponseWriter, r *http.Request, uuid gen.Uuid, p gen.GetBuddyLevelParams) {
-	s.catalogItem(w, r, catalog.BuddyLevels, uuid, deref(p.Language), deref(p.Fields))
+	s.write(w, r, s.catalogItem(r, catalog.BuddyLevels, uuid, deref(p.Language), deref(p.Fields)))
 }
 
 // GetBuddy serves GET /v1/buddies/{uuid}.
 func (s *Server) GetBuddy(w http.ResponseWriter, r *http.Request, uuid gen.Uuid, p gen.GetBuddyParams) {
-	s.catalogItem(w, r, catalog.Buddies, uuid, deref(p.Language), deref(p.Fields))
+	s.write(w, r, s.catalogItem(r, catalog.Buddies, uuid, deref(p.Language), deref(p.Fields)))
 }
 
 // ListBundles serves GET /v1/bundles.
 func (s *Server) ListBundles(w http.ResponseWriter, r *http.Request, p gen.ListBundlesParams) {
-	s.catalogList(w, r, catalog.Bundles, deref(p.Language), deref(p.Q), deref(p.Fields))
+	s.write(w, r, s.catalogList(r, catalog.Bundles, deref(p.Language), deref(p.Q), deref(p.Fields)))
 }
 
 // GetBundle serves GET /v1/bundles/{uuid}.
 func (s *Server) GetBundle(w http.ResponseWriter, r *http.Request, uuid gen.Uuid, p gen.GetBundleParams) {
-	s.catalogItem(w, r, catalog.Bundles, uuid, deref(p.Language), deref(p.Fields))
+	s.write(w, r, s.catalogItem(r, catalog.Bundles, uuid, deref(p.Language), deref(p.Fields)))
 }
 
 // ListCeremonies serves GET /v1/ceremonies.
 func (s *Server) ListCeremonies(w http.ResponseWriter, r *http.Request, p gen.ListCeremoniesParams) {
-	s.catalogList(w, r, catalog.Ceremonies, deref(p.Language), deref(p.Q), deref(p.Fields))
+	s.write(w, r, s.catalogList(r, catalog.Ceremonies, deref(p.Language), deref(p.Q), deref(p.Fields)))
 }
 
 // GetCeremony serves GET /v1/ceremonies/{uuid}.
 func (s *Server) GetCeremony(w http.ResponseWriter, r *http.Request, uuid gen.Uuid, p gen.GetCeremonyParams) {
-	s.catalogItem(w, r, catalog.Ceremonies, uuid, deref(p.Language), deref(p.Fields))
+	s.write(w, r, s.catalogItem(r, catalog.Ceremonies, uuid, deref(p.Language), deref(p.Fields)))
 }
 
 // ListCompetitiveTierSets serves GET /v1/competitivetiers.
 func (s *Server) ListCompetitiveTierSets(w http.ResponseWriter, r *http.Request, p gen.ListCompetitiveTierSetsParams) {
-	s.catalogList(w, r, catalog.CompetitiveTiers, deref(p.Language), deref(p.Q), deref(p.Fields))
+	s.write(w, r, s.catalogList(r, catalog.CompetitiveTiers, deref(p.Language), deref(p.Q), deref(p.Fields)))
 }
 
 // GetCompetitiveTierSet serves GET /v1/competitivetiers/{uuid}.
 func (s *Server) GetCompetitiveTierSet(w http.ResponseWriter, r *http.Request, uuid gen.Uuid, p gen.GetCompetitiveTierSetParams) {
-	s.catalogItem(w, r, catalog.CompetitiveTiers, uuid, deref(p.Language), deref(p.Fields))
+	s.write(w, r, s.catalogItem(r, catalog.CompetitiveTiers, uuid, deref(p.Language), deref(p.Fields)))
 }
 
 // ListContentTiers serves GET /v1/contenttiers.
 func (s *Server) ListContentTiers(w http.ResponseWriter, r *http.Request, p gen.ListContentTiersParams) {
-	s.catalogList(w, r, catalog.ContentTiers, deref(p.Language), deref(p.Q), deref(p.Fields))
+	s.write(w, r, s.catalogList(r, catalog.ContentTiers, deref(p.Language), deref(p.Q), deref(p.Fields)))
 }
 
 // GetContentTier serves GET /v1/contenttiers/{uuid}.
 func (s *Server) GetContentTier(w http.ResponseWriter, r *http.Request, uuid gen.Uuid, p gen.GetContentTierParams) {
-	s.catalogItem(w, r, catalog.ContentTiers, uuid, deref(p.Language), deref(p.Fields))
+	s.write(w, r, s.catalogItem(r, catalog.ContentTiers, uuid, deref(p.Language), deref(p.Fields)))
 }
 
 // ListContracts serves GET /v1/contracts.
 func (s *Server) ListContracts(w http.ResponseWriter, r *http.Request, p gen.ListContractsParams) {
-	s.catalogList(w, r, catalog.Contracts, deref(p.Language), deref(p.Q), deref(p.Fields))
+	s.write(w, r, s.catalogList(r, catalog.Contracts, deref(p.Language), deref(p.Q), deref(p.Fields)))
 }
 
 // GetContract serves GET /v1/contracts/{uuid}.
 func (s *Server) GetContract(w http.ResponseWriter, r *http.Request, uuid gen.Uuid, p gen.GetContractParams) {
-	s.catalogItem(w, r, catalog.Contracts, uuid, deref(p.Language), deref(p.Fields))
+	s.write(w, r, s.catalogItem(r, catalog.Contracts, uuid, deref(p.Language), deref(p.Fields)))
 }
 
 // ListCurrencies serves GET /v1/currencies.
 func (s *Server) ListCurrencies(w http.ResponseWriter, r *http.Request, p gen.ListCurrenciesParams) {
-	s.catalogList(w, r, catalog.Currencies, deref(p.Language), deref(p.Q), deref(p.Fields))
+	s.write(w, r, s.catalogList(r, catalog.Currencies, deref(p.Language), deref(p.Q), deref(p.Fields)))
 }
 
 // GetCurrency serves GET /v1/currencies/{uuid}.
 func (s *Server) GetCurrency(w http.ResponseWriter, r *http.Request, uuid gen.Uuid, p gen.GetCurrencyParams) {
-	s.catalogItem(w, r, catalog.Currencies, uuid, deref(p.Language), deref(p.Fields))
+	s.write(w, r, s.catalogItem(r, catalog.Currencies, uuid, deref(p.Language), deref(p.Fields)))
 }
 
 // GetEvent serves GET /v1/events/{uuid}.
 func (s *Server) GetEvent(w http.ResponseWriter, r *http.Request, uuid gen.Uuid, p gen.GetEventParams) {
-	s.catalogItem(w, r, catalog.Events, uuid, deref(p.Language), deref(p.Fields))
+	s.write(w, r, s.catalogItem(r, catalog.Events, uuid, deref(p.Language), deref(p.Fields)))
 }
 
 // ListFlex serves GET /v1/flex.
 func (s *Server) ListFlex(w http.ResponseWriter, r *http.Request, p gen.ListFlexParams) {
-	s.catalogList(w, r, catalog.Flex, deref(p.Language), deref(p.Q), deref(p.Fields))
+	s.write(w, r, s.catalogList(r, catalog.Flex, deref(p.Language), deref(p.Q), deref(p.Fields)))
 }
 
 // GetFlex serves GET /v1/flex/{uuid}.
 func (s *Server) GetFlex(w http.ResponseWriter, r *http.Request, uuid gen.Uuid, p gen.GetFlexParams) {
-	s.catalogItem(w, r, catalog.Flex, uuid, deref(p.Language), deref(p.Fields))
+	s.write(w, r, s.catalogItem(r, catalog.Flex, uuid, deref(p.Language), deref(p.Fields)))
 }
 
 // ListGameModes serves GET /v1/gamemodes.
 func (s *Server) ListGameModes(w http.ResponseWriter, r *http.Request, p gen.ListGameModesParams) {
-	s.catalogList(w, r, catalog.GameModes, deref(p.Language), deref(p.Q), deref(p.Fields))
+	s.write(w, r, s.catalogList(r, catalog.GameModes, deref(p.Language), deref(p.Q), deref(p.Fields)))
 }
 
 // ListGameModeEquippables serves GET /v1/gamemodes/equippables.
 func (s *Server) ListGameModeEquippables(w http.ResponseWriter, r *http.Request, p gen.ListGameModeEquippablesParams) {
-	s.catalogList(w, r, catalog.GameModeEquippables, deref(p.Language), deref(p.Q), deref(p.Fields))
+	s.write(w, r, s.catalogList(r, catalog.GameModeEquippables, deref(p.Language), deref(p.Q), deref(p.Fields)))
 }
 
 // GetGameModeEquippable serves GET /v1/gamemodes/equippables/{uuid}.
 func (s *Server) GetGameModeEquippable(w http.ResponseWriter, r *http.Request, uuid gen.Uuid, p gen.GetGameModeEquippableParams) {
-	s.catalogItem(w, r, catalog.GameModeEquippables, uuid, deref(p.Language), deref(p.Fields))
+	s.write(w, r, s.catalogItem(r, catalog.GameModeEquippables, uuid, deref(p.Language), deref(p.Fields)))
 }
 
 // GetGameMode serves GET /v1/gamemodes/{uuid}.
 func (s *Server) GetGameMode(w http.ResponseWriter, r *http.Request, uuid gen.Uuid, p gen.GetGameModeParams) {
-	s.catalogItem(w, r, catalog.GameModes, uuid, deref(p.Language), deref(p.Fields))
+	s.write(w, r, s.catalogItem(r, catalog.GameModes, uuid, deref(p.Language), deref(p.Fields)))
 }
 
 // ListGear serves GET /v1/gear.
 func (s *Server) ListGear(w http.ResponseWriter, r *http.Request, p gen.ListGearParams) {
-	s.catalogList(w, r, catalog.Gear, deref(p.Language), deref(p.Q), deref(p.Fields))
+	s.write(w, r, s.catalogList(r, catalog.Gear, deref(p.Language), deref(p.Q), deref(p.Fields)))
 }
 
 // GetGear serves GET /v1/gear/{uuid}.
 func (s *Server) GetGear(w http.ResponseWriter, r *http.Request, uuid gen.Uuid, p gen.GetGearParams) {
-	s.catalogItem(w, r, catalog.Gear, uuid, deref(p.Language), deref(p.Fields))
+	s.write(w, r, s.catalogItem(r, catalog.Gear, uuid, deref(p.Language), deref(p.Fields)))
 }
 
 // GetLevelBorder serves GET /v1/levelborders/{uuid}.
 func (s *Server) GetLevelBorder(w http.ResponseWriter, r *http.Request, uuid gen.Uuid, p gen.GetLevelBorderParams) {
-	s.catalogItem(w, r, catalog.LevelBorders, uuid, deref(p.Language), deref(p.Fields))
+	s.write(w, r, s.catalogItem(r, catalog.LevelBorders, uuid, deref(p.Language), deref(p.Fields)))
 }
 
 // ListMaps serves GET /v1/maps.
 func (s *Server) ListMaps(w http.ResponseWriter, r *http.Request, p gen.ListMapsParams) {
-	s.catalogList(w, r, catalog.Maps, deref(p.Language), deref(p.Q), deref(p.Fields))
+	s.write(w, r, s.catalogList(r, catalog.Maps, deref(p.Language), deref(p.Q), deref(p.Fields)))
 }
 
 // GetMap serves GET /v1/maps/{uuid}.
 func (s *Server) GetMap(w http.ResponseWriter, r *http.Request, uuid gen.Uuid, p gen.GetMapParams) {
-	s.catalogItem(w, r, catalog.Maps, uuid, deref(p.Language), deref(p.Fields))
+	s.write(w, r, s.catalogItem(r, catalog.Maps, uuid, deref(p.Language), deref(p.Fields)))
 }
 
 // ListMissions serves GET /v1/missions.
 func (s *Server) ListMissions(w http.ResponseWriter, r *http.Request, p gen.ListMissionsParams) {
-	s.catalogList(w, r, catalog.Missions, deref(p.Language), deref(p.Q), deref(p.Fields))
+	s.write(w, r, s.catalogList(r, catalog.Missions, deref(p.Language), deref(p.Q), deref(p.Fields)))
 }
 
 // GetMission serves GET /v1/missions/{uuid}.
 func (s *Server) GetMission(w http.ResponseWriter, r *http.Request, uuid gen.Uuid, p gen.GetMissionParams) {
-	s.catalogItem(w, r, catalog.Missions, uuid, deref(p.Language), deref(p.Fields))
+	s.write(w, r, s.catalogItem(r, catalog.Missions, uuid, deref(p.Language), deref(p.Fields)))
 }
 
 // ListObjectives serves GET /v1/objectives.
 func (s *Server) ListObjectives(w http.ResponseWriter, r *http.Request, p gen.ListObjectivesParams) {
-	s.catalogList(w, r, catalog.Objectives, deref(p.Language), deref(p.Q), deref(p.Fields))
+	s.write(w, r, s.catalogList(r, catalog.Objectives, deref(p.Language), deref(p.Q), deref(p.Fields)))
 }
 
 // GetObjective serves GET /v1/objectives/{uuid}.
 func (s *Server) GetObjective(w http.ResponseWriter, r *http.Request, uuid gen.Uuid, p gen.GetObjectiveParams) {
-	s.catalogItem(w, r, catalog.Objectives, uuid, deref(p.Language), deref(p.Fields))
+	s.write(w, r, s.catalogItem(r, catalog.Objectives, uuid, deref(p.Language), deref(p.Fields)))
 }
 
 // ListPlayerCards serves GET /v1/playercards.
 func (s *Server) ListPlayerCards(w http.ResponseWriter, r *http.Request, p gen.ListPlayerCardsParams) {
-	s.catalogList(w, r, catalog.PlayerCards, deref(p.Language), deref(p.Q), deref(p.Fields))
+	s.write(w, r, s.catalogList(r, catalog.PlayerCards, deref(p.Language), deref(p.Q), deref(p.Fields)))
 }
 
 // GetPlayerCard serves GET /v1/playercards/{uuid}.
 func (s *Server) GetPlayerCard(w http.ResponseWriter, r *http.Request, uuid gen.Uuid, p gen.GetPlayerCardParams) {
-	s.catalogItem(w, r, catalog.PlayerCards, uuid, deref(p.Language), deref(p.Fields))
+	s.write(w, r, s.catalogItem(r, catalog.PlayerCards, uuid, deref(p.Language), deref(p.Fields)))
 }
 
 // ListPlayerTitles serves GET /v1/playertitles.
 func (s *Server) ListPlayerTitles(w http.ResponseWriter, r *http.Request, p gen.ListPlayerTitlesParams) {
-	s.catalogList(w, r, catalog.PlayerTitles, deref(p.Language), deref(p.Q), deref(p.Fields))
+	s.write(w, r, s.catalogList(r, catalog.PlayerTitles, deref(p.Language), deref(p.Q), deref(p.Fields)))
 }
 
 // GetPlayerTitle serves GET /v1/playertitles/{uuid}.
 func (s *Server) GetPlayerTitle(w http.ResponseWriter, r *http.Request, uuid gen.Uuid, p gen.GetPlayerTitleParams) {
-	s.catalogItem(w, r, catalog.PlayerTitles, uuid, deref(p.Language), deref(p.Fields))
+	s.write(w, r, s.catalogItem(r, catalog.PlayerTitles, uuid, deref(p.Language), deref(p.Fields)))
 }
 
 // ListPremierConferences serves GET /v1/premier/conferences.
 func (s *Server) ListPremierConferences(w http.ResponseWriter, r *http.Request, p gen.ListPremierConferencesParams) {
-	s.catalogList(w, r, catalog.PremierConferences, deref(p.Language), deref(p.Q), deref(p.Fields))
+	s.write(w, r, s.catalogList(r, catalog.PremierConferences, deref(p.Language), deref(p.Q), deref(p.Fields)))
 }
 
 // GetPremierConference serves GET /v1/premier/conferences/{uuid}.
 func (s *Server) GetPremierConference(w http.ResponseWriter, r *http.Request, uuid gen.Uuid, p gen.GetPremierConferenceParams) {
-	s.catalogItem(w, r, catalog.PremierConferences, uuid, deref(p.Language), deref(p.Fields))
+	s.write(w, r, s.catalogItem(r, catalog.PremierConferences, uuid, deref(p.Language), deref(p.Fields)))
 }
 
 // ListPremierLogos serves GET /v1/premier/logos.
 func (s *Server) ListPremierLogos(w http.ResponseWriter, r *http.Request, p gen.ListPremierLogosParams) {
-	s.catalogList(w, r, catalog.PremierLogos, deref(p.Language), deref(p.Q), deref(p.Fields))
+	s.write(w, r, s.catalogList(r, catalog.PremierLogos, deref(p.Language), deref(p.Q), deref(p.Fields)))
 }
 
 // GetPremierLogo serves GET /v1/premier/logos/{uuid}.
 func (s *Server) GetPremierLogo(w http.ResponseWriter, r *http.Request, uuid gen.Uuid, p gen.GetPremierLogoParams) {
-	s.catalogItem(w, r, catalog.PremierLogos, uuid, deref(p.Language), deref(p.Fields))
+	s.write(w, r, s.catalogItem(r, catalog.PremierLogos, uuid, deref(p.Language), deref(p.Fields)))
 }
 
 // ListSeasons serves GET /v1/seasons.
 func (s *Server) ListSeasons(w http.ResponseWriter, r *http.Request, p gen.ListSeasonsParams) {
-	s.catalogList(w, r, catalog.Seasons, deref(p.Language), deref(p.Q), deref(p.Fields))
+	s.write(w, r, s.catalogList(r, catalog.Seasons, deref(p.Language), deref(p.Q), deref(p.Fields)))
 }
 
 // ListCompetitiveSeasons serves GET /v1/seasons/competitive.
 func (s *Server) ListCompetitiveSeasons(w http.ResponseWriter, r *http.Request, p gen.ListCompetitiveSeasonsParams) {
-	s.catalogList(w, r, catalog.CompetitiveSeasons, deref(p.Language), deref(p.Q), deref(p.Fields))
+	s.write(w, r, s.catalogList(r, catalog.CompetitiveSeasons, deref(p.Language), deref(p.Q), deref(p.Fields)))
 }
 
 // GetCompetitiveSeason serves GET /v1/seasons/competitive/{uuid}.
 func (s *Server) GetCompetitiveSeason(w http.ResponseWriter, r *http.Request, uuid gen.Uuid, p gen.GetCompetitiveSeasonParams) {
-	s.catalogItem(w, r, catalog.CompetitiveSeasons, uuid, deref(p.Language), deref(p.Fields))
+	s.write(w, r, s.catalogItem(r, catalog.CompetitiveSeasons, uuid, deref(p.Language), deref(p.Fields)))
 }
 
 // GetSeason serves GET /v1/seasons/{uuid}.
 func (s *Server) GetSeason(w http.ResponseWriter, r *http.Request, uuid gen.Uuid, p gen.GetSeasonParams) {
-	s.catalogItem(w, r, catalog.Seasons, uuid, deref(p.Language), deref(p.Fields))
+	s.write(w, r, s.catalogItem(r, catalog.Seasons, uuid, deref(p.Language), deref(p.Fields)))
 }
 
 // ListSprays serves GET /v1/sprays.
 func (s *Server) ListSprays(w http.ResponseWriter, r *http.Request, p gen.ListSpraysParams) {
-	s.catalogList(w, r, catalog.Sprays, deref(p.Language), deref(p.Q), deref(p.Fields))
+	s.write(w, r, s.catalogList(r, catalog.Sprays, deref(p.Language), deref(p.Q), deref(p.Fields)))
 }
 
 // ListSprayLevels serves GET /v1/sprays/levels.
 func (s *Server) ListSprayLevels(w http.ResponseWriter, r *http.Request, p gen.ListSprayLevelsParams) {
-	s.catalogList(w, r, catalog.SprayLevels, deref(p.Language), deref(p.Q), deref(p.Fields))
+	s.write(w, r, s.catalogList(r, catalog.SprayLevels, deref(p.Language), deref(p.Q), deref(p.Fields)))
 }
 
 // GetSprayLevel serves GET /v1/sprays/levels/{uuid}.
 func (s *Server) GetSprayLevel(w http.ResponseWriter, r *http.Request, uuid gen.Uuid, p gen.GetSprayLevelParams) {
-	s.catalogItem(w, r, catalog.SprayLevels, uuid, deref(p.Language), deref(p.Fields))
+	s.write(w, r, s.catalogItem(r, catalog.SprayLevels, uuid, deref(p.Language), deref(p.Fields)))
 }
 
 // GetSpray serves GET /v1/sprays/{uuid}.
 func (s *Server) GetSpray(w http.ResponseWriter, r *http.Request, uuid gen.Uuid, p gen.GetSprayParams) {
-	s.catalogItem(w, r, catalog.Sprays, uuid, deref(p.Language), deref(p.Fields))
+	s.write(w, r, s.catalogItem(r, catalog.Sprays, uuid, deref(p.Language), deref(p.Fields)))
 }
 
 // ListThemes serves GET /v1/themes.
 func (s *Server) ListThemes(w http.ResponseWriter, r *http.Request, p gen.ListThemesParams) {
-	s.catalogList(w, r, catalog.Themes, deref(p.Language), deref(p.Q), deref(p.Fields))
+	s.write(w, r, s.catalogList(r, catalog.Themes, deref(p.Language), deref(p.Q), deref(p.Fields)))
 }
 
 // GetTheme serves GET /v1/themes/{uuid}.
 func (s *Server) GetTheme(w http.ResponseWriter, r *http.Request, uuid gen.Uuid, p gen.GetThemeParams) {
-	s.catalogItem(w, r, catalog.Themes, uuid, deref(p.Language), deref(p.Fields))
+	s.write(w, r, s.catalogItem(r, catalog.Themes, uuid, deref(p.Language), deref(p.Fields)))
 }
 
 // ListWeapons serves GET /v1/weapons.
 func (s *Server) ListWeapons(w http.ResponseWriter, r *http.Request, p gen.ListWeaponsParams) {
-	s.catalogList(w, r, catalog.Weapons, deref(p.Language), deref(p.Q), deref(p.Fields))
+	s.write(w, r, s.catalogList(r, catalog.Weapons, deref(p.Language), deref(p.Q), deref(p.Fields)))
 }
 
 // ListWeaponSkinChromas serves GET /v1/weapons/skinchromas.
 func (s *Server) ListWeaponSkinChromas(w http.ResponseWriter, r *http.Request, p gen.ListWeaponSkinChromasParams) {
-	s.catalogList(w, r, catalog.WeaponSkinChromas, deref(p.Language), deref(p.Q), deref(p.Fields))
+	s.write(w, r, s.catalogList(r, catalog.WeaponSkinChromas, deref(p.Language), deref(p.Q), deref(p.Fields)))
 }
 
 // GetWeaponSkinChroma serves GET /v1/weapons/skinchromas/{uuid}.
 func (s *Server) GetWeaponSkinChroma(w http.ResponseWriter, r *http.Request, uuid gen.Uuid, p gen.GetWeaponSkinChromaParams) {
-	s.catalogItem(w, r, catalog.WeaponSkinChromas, uuid, deref(p.Language), deref(p.Fields))
+	s.write(w, r, s.catalogItem(r, catalog.WeaponSkinChromas, uuid, deref(p.Language), deref(p.Fields)))
 }
 
 // ListWeaponSkinLevels serves GET /v1/weapons/skinlevels.
 func (s *Server) ListWeaponSkinLevels(w http.ResponseWriter, r *http.Request, p gen.ListWeaponSkinLevelsParams) {
-	s.catalogList(w, r, catalog.WeaponSkinLevels, deref(p.Language), deref(p.Q), deref(p.Fields))
+	s.write(w, r, s.catalogList(r, catalog.WeaponSkinLevels, deref(p.Language), deref(p.Q), deref(p.Fields)))
 }
 
 // GetWeaponSkinLevel serves GET /v1/weapons/skinlevels/{uuid}.
 func (s *Server) GetWeaponSkinLevel(w http.ResponseWriter, r *http.Request, uuid gen.Uuid, p gen.GetWeaponSkinLevelParams) {
-	s.catalogItem(w, r, catalog.WeaponSkinLevels, uuid, deref(p.Language), deref(p.Fields))
+	s.write(w, r, s.catalogItem(r, catalog.WeaponSkinLevels, uuid, deref(p.Language), deref(p.Fields)))
 }
 
 // ListWeaponSkins serves GET /v1/weapons/skins.
 func (s *Server) ListWeaponSkins(w http.ResponseWriter, r *http.Request, p gen.ListWeaponSkinsParams) {
-	s.catalogList(w, r, catalog.WeaponSkins, deref(p.Language), deref(p.Q), deref(p.Fields))
+	s.write(w, r, s.catalogList(r, catalog.WeaponSkins, deref(p.Language), deref(p.Q), deref(p.Fields)))
 }
 
 // GetWeaponSkin serves GET /v1/weapons/skins/{uuid}.
 func (s *Server) GetWeaponSkin(w http.ResponseWriter, r *http.Request, uuid gen.Uuid, p gen.GetWeaponSkinParams) {
-	s.catalogItem(w, r, catalog.WeaponSkins, uuid, deref(p.Language), deref(p.Fields))
+	s.write(w, r, s.catalogItem(r, catalog.WeaponSkins, uuid, deref(p.Language), deref(p.Fields)))
 }
 
 // GetWeapon serves GET /v1/weapons/{uuid}.
 func (s *Server) GetWeapon(w http.ResponseWriter, r *http.Request, uuid gen.Uuid, p gen.GetWeaponParams) {
-	s.catalogItem(w, r, catalog.Weapons, uuid, deref(p.Language), deref(p.Fields))
+	s.write(w, r, s.catalogItem(r, catalog.Weapons, uuid, deref(p.Language), deref(p.Fields)))
 }

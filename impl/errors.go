@@ -27,38 +27,22 @@ var statuses = map[string]int{
 
 // ClientError is what a client is told of err: its code's status and
 // message. An internal error (or an unknown code, or nil) is logged under a
-// request id, and the client gets only the id (message and X-Request-Id).
-func ClientError(w http.ResponseWriter, r *http.Request, logger *slog.Logger, err error) (status int, message string) {
+// request id, and the client gets only the id (in the message, and id for
+// X-Request-Id).
+func ClientError(logger *slog.Logger, method, path string, err error) (status int, message, id string) {
 	code := catalog.ErrorCode(err)
 	status, ok := statuses[code]
 	if !ok {
 		code, status = catalog.EINTERNAL, http.StatusInternalServerError
 	}
 	if code != catalog.EINTERNAL {
-		return status, catalog.ErrorMessage(err)
+		return status, catalog.ErrorMessage(err), ""
 	}
-	id := NewRequestID()
+	id = NewRequestID()
 	if logger != nil {
-		logger.Error("internal error", "request_id", id, "method", r.Method, "path", r.URL.Path, "err", err)
+		logger.Error("internal error", "request_id", id, "method", method, "path", path, "err", err)
 	}
-	w.Header().Set("X-Request-Id", id)
-	return status, fmt.Sprintf("%s (request id %s); it has been logged, retry later", catalog.ErrorMessage(err), id)
-}
-
-// fail answers err in the error envelope with its code's status (ClientError).
-func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
-	status, msg := ClientError(w, r, s.Logger, err)
-	WriteError(w, status, msg)
-}
-
-// failPage answers err as fail would, as an HTML page (Pages.ErrorPage).
-func (s *Server) failPage(w http.ResponseWriter, r *http.Request, err error) {
-	if s.Pages == nil {
-		s.fail(w, r, err)
-		return
-	}
-	status, msg := ClientError(w, r, s.Logger, err)
-	WritePageError(w, r, status, func() []byte { return s.Pages.ErrorPage(status, msg, r.URL.Path) })
+	return status, fmt.Sprintf("%s (request id %s); it has been logged, retry later", catalog.ErrorMessage(err), id), id
 }
 
 // WriteError writes the error envelope.

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"net/http"
-	"strconv"
 	"strings"
 	"sync"
 
@@ -14,26 +13,25 @@ import (
 	"github.com/refdata/refdata/representation"
 )
 
-// ExportActive streams the active version's snapshot.
+// ExportActive sends the active version's snapshot.
 func (s *Server) ExportActive(w http.ResponseWriter, r *http.Request) {
-	s.export(w, r, "", CacheSignal)
+	s.write(w, r, s.export(r, "", CacheSignal))
 }
 
-// ExportVersion streams a retained version's snapshot. The ID is only compared
+// ExportVersion sends a retained version's snapshot. The ID is only compared
 // with the retained versions' names; it never forms a path.
 func (s *Server) ExportVersion(w http.ResponseWriter, r *http.Request, id gen.ManifestId) {
 	if err := parseManifestID(id, "/v1/versions lists them"); err != nil {
-		s.fail(w, r, err)
+		s.write(w, r, failed(err))
 		return
 	}
-	s.export(w, r, id, CacheImmutable)
+	s.write(w, r, s.export(r, id, CacheImmutable))
 }
 
-func (s *Server) export(w http.ResponseWriter, r *http.Request, id string, cache string) {
+func (s *Server) export(r *http.Request, id string, cache string) Answer {
 	ex, ok := s.Repo.(edition.Exporter)
 	if !ok {
-		s.fail(w, r, catalog.Errorf(catalog.ENOTFOUND, "this server keeps no version files to export"))
-		return
+		return failed(catalog.Errorf(catalog.ENOTFOUND, "this server keeps no version files to export"))
 	}
 	key := id
 	if key == "" {
@@ -46,28 +44,22 @@ func (s *Server) export(w http.ResponseWriter, r *http.Request, id string, cache
 		switch catalog.ErrorCode(err) {
 		case "":
 		case catalog.ENOTFOUND:
-			s.fail(w, r, catalog.Errorf(catalog.ENOTFOUND, "no export: %s", catalog.ErrorMessage(err)))
-			return
+			return failed(catalog.Errorf(catalog.ENOTFOUND, "no export: %s", catalog.ErrorMessage(err)))
 		default:
-			s.fail(w, r, catalog.Internal("the version's files cannot be read", err))
-			return
+			return failed(catalog.Internal("the version's files cannot be read", err))
 		}
 	}
-	h := w.Header()
-	h.Set("Content-Type", "application/gzip")
-	h.Set("Cache-Control", cache)
-	h.Set("X-Data-Version", arc.manifestID)
-	h.Set("ETag", arc.etag)
-	h.Set("Content-Disposition", `attachment; filename="refdata-`+arc.manifestID+`.tar.gz"`)
+	a := Answer{Status: http.StatusOK, Raw: arc.body, Fields: []representation.Field{
+		representation.NewField("Content-Type", "application/gzip"),
+		representation.NewField("Cache-Control", cache),
+		representation.NewField("X-Data-Version", arc.manifestID),
+		representation.NewField("ETag", arc.etag),
+		representation.NewField("Content-Disposition", `attachment; filename="refdata-`+arc.manifestID+`.tar.gz"`),
+	}}
 	if inm := r.Header["If-None-Match"]; len(inm) > 0 && representation.ETagMatch(inm, arc.etag) {
-		w.WriteHeader(http.StatusNotModified)
-		return
+		a.Status, a.Raw = http.StatusNotModified, nil
 	}
-	h.Set("Content-Length", strconv.Itoa(len(arc.body)))
-	w.WriteHeader(http.StatusOK)
-	if r.Method != http.MethodHead {
-		_, _ = w.Write(arc.body)
-	}
+	return a
 }
 
 // archives keeps the export archives made last: making one reads and gzips

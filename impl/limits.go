@@ -101,21 +101,22 @@ func (p paramLimit) check(v string) error {
 // the spec sets on its route, found by the route's template.
 func (s *Server) QueryLimits(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if s.withinQueryLimits(w, r, chi.RouteContext(r.Context()).RoutePattern()) {
-			next.ServeHTTP(w, r)
+		if err := withinQueryLimits(r, chi.RouteContext(r.Context()).RoutePattern()); err != nil {
+			s.write(w, r, s.failedOn(r, err))
+			return
 		}
+		next.ServeHTTP(w, r)
 	})
 }
 
-// withinQueryLimits answers 400, and says false, when a query parameter of
-// the route with template route is outside its limits in the spec: an error
-// page on a page's route (outside /v1), else the envelope. It reads the query
+// withinQueryLimits is the error (400) of a query parameter of the route
+// with template route outside its limits in the spec. It reads the query
 // without a map: a query with none of the bounded parameters costs no
 // allocation. The values the handlers use are the binding's; this only checks
 // them, as url.ParseQuery reads them (queryLookup).
-func (s *Server) withinQueryLimits(w http.ResponseWriter, r *http.Request, route string) bool {
+func withinQueryLimits(r *http.Request, route string) error {
 	if r.URL.RawQuery == "" {
-		return true
+		return nil
 	}
 	for _, p := range limitsOf(route, "query") {
 		v, ok := queryLookup(r.URL.RawQuery, p.name)
@@ -123,15 +124,19 @@ func (s *Server) withinQueryLimits(w http.ResponseWriter, r *http.Request, route
 			continue
 		}
 		if err := p.check(v); err != nil {
-			if strings.HasPrefix(route, "/v1/") {
-				s.fail(w, r, err)
-			} else {
-				s.failPage(w, r, err)
-			}
-			return false
+			return err
 		}
 	}
-	return true
+	return nil
+}
+
+// failedOn is the answer to err on r's route: an error page on a page's
+// route (outside /v1), else the envelope.
+func (s *Server) failedOn(r *http.Request, err error) Answer {
+	if strings.HasPrefix(r.URL.Path, "/v1/") {
+		return failed(err)
+	}
+	return s.failedPage(r, err)
 }
 
 // queryLookup is key's first value in the raw query, as url.ParseQuery reads

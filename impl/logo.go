@@ -39,10 +39,13 @@ const DefaultMaxRecolorsPerClient = 4
 // and the colors, so a 304 costs no recoloring; answers are kept by it. Not
 // described for the edge: the mirror can change under an edition.
 func (s *Server) GetPremierLogoImage(w http.ResponseWriter, r *http.Request, id string, params gen.GetPremierLogoImageParams) {
+	s.write(w, r, s.logoImage(r, id, params))
+}
+
+func (s *Server) logoImage(r *http.Request, id string, params gen.GetPremierLogoImageParams) Answer {
 	u, ok := catalog.ParseUUID(id)
 	if !ok {
-		s.fail(w, r, catalog.Errorf(catalog.EINVALID, "%q is not a UUID; a premier team logo UUID is 8-4-4-4-12 hexadecimal digits, as /v1/premier/logos lists them", id))
-		return
+		return failed(catalog.Errorf(catalog.EINVALID, "%q is not a UUID; a premier team logo UUID is 8-4-4-4-12 hexadecimal digits, as /v1/premier/logos lists them", id))
 	}
 	colors := recolor.Markers
 	for slot, v := range []*string{params.Primary, params.Secondary, params.Outline} {
@@ -51,16 +54,14 @@ func (s *Server) GetPremierLogoImage(w http.ResponseWriter, r *http.Request, id 
 		}
 		c, err := recolor.ParseColor(*v)
 		if err != nil {
-			s.fail(w, r, catalog.Errorf(catalog.EINVALID, "%s: %s", [...]string{"primary", "secondary", "outline"}[slot], err))
-			return
+			return failed(catalog.Errorf(catalog.EINVALID, "%s: %s", [...]string{"primary", "secondary", "outline"}[slot], err))
 		}
 		colors[slot] = c
 	}
 	ed := s.Repo.Active()
 	icon, known := ed.LogoImage(u)
 	if !known {
-		s.notFound(w, r, ed, "no premier team logo with uuid %s in version %s; list them at /v1/premier/logos", u, ed.ManifestID)
-		return
+		return notFound(ed, "no premier team logo with uuid %s in version %s; list them at /v1/premier/logos", u, ed.ManifestID)
 	}
 	var file media.File
 	mirrored := false
@@ -71,35 +72,30 @@ func (s *Server) GetPremierLogoImage(w http.ResponseWriter, r *http.Request, id 
 		}
 	}
 	if !mirrored {
-		s.fail(w, r, catalog.Errorf(catalog.ENOTFOUND, "the image of premier team logo %s is not mirrored by this server; its displayIcon at /v1/premier/logos/%s names the original", u, u))
-		return
+		return failed(catalog.Errorf(catalog.ENOTFOUND, "the image of premier team logo %s is not mirrored by this server; its displayIcon at /v1/premier/logos/%s names the original", u, u))
 	}
 	logos := s.logoCache()
-	res := representation.Response{Route: logos.route, Version: &ed.VersionField}
 	etag := `"logo-` + file.SHA256 + "-" + colors.Key() + `"`
 	if representation.ETagMatch(r.Header.Values("If-None-Match"), etag) {
-		res.Body = logoBody(nil, etag)
-		s.write(w, r, &res)
-		return
+		return body(ed, logoBody(nil, etag), logos.route)
 	}
-	res.Body = logos.get(etag)
-	if res.Body == nil {
+	b := logos.get(etag)
+	if b == nil {
 		client, limit := clientKey(r.RemoteAddr), cmp.Or(s.MaxRecolorsPerClient, DefaultMaxRecolorsPerClient)
 		if !logos.clients.acquire(client, limit) {
-			w.Header().Set("Retry-After", retryAfter)
-			s.fail(w, r, catalog.Errorf(catalog.ELIMIT, "this client has %d logos being recolored, the most one client may at once; retry after %s seconds, or once one has been answered", limit, retryAfter))
-			return
+			a := failed(catalog.Errorf(catalog.ELIMIT, "this client has %d logos being recolored, the most one client may at once; retry after %s seconds, or once one has been answered", limit, retryAfter))
+			a.Fields = retryLater
+			return a
 		}
-		b, err := s.recolorLogo(r, logos.sem, file, colors)
+		png, err := s.recolorLogo(r, logos.sem, file, colors)
 		logos.clients.release(client)
 		if err != nil {
-			s.fail(w, r, err)
-			return
+			return failed(err)
 		}
-		res.Body = logoBody(b, etag)
-		logos.put(etag, res.Body)
+		b = logoBody(png, etag)
+		logos.put(etag, b)
 	}
-	s.write(w, r, &res)
+	return body(ed, b, logos.route)
 }
 
 // logoBody is a recolored logo (nil for a 304) under its own ETag, which

@@ -17,60 +17,64 @@ import (
 	"github.com/refdata/refdata/representation"
 )
 
-// GetMedia serves a mirrored file by its sha256, checked before the library
-// sees it: the file's name and strong ETag; the answer never changes.
+// GetMedia serves a mirrored file by its sha256.
 func (s *Server) GetMedia(w http.ResponseWriter, r *http.Request, sum string) {
+	s.write(w, r, s.media(r, sum))
+}
+
+// media is a mirrored file by its sha256, checked before the library sees it:
+// the file's name and strong ETag; the answer never changes. Its bytes are
+// sent by http.ServeContent (Range, If-Range), which closes the file.
+func (s *Server) media(r *http.Request, sum string) Answer {
 	if !media.ValidHash(sum) {
-		s.fail(w, r, catalog.Errorf(catalog.EINVALID, "%q is not a media file's name; use the 64 lowercase hexadecimal digits of its sha256, as the catalogs' media URLs give them", sum))
-		return
+		return failed(catalog.Errorf(catalog.EINVALID, "%q is not a media file's name; use the 64 lowercase hexadecimal digits of its sha256, as the catalogs' media URLs give them", sum))
 	}
 	if s.Media == nil {
-		s.fail(w, r, catalog.Errorf(catalog.ENOTFOUND, "this server keeps no media mirror; use the catalogs' upstream media URLs"))
-		return
+		return failed(catalog.Errorf(catalog.ENOTFOUND, "this server keeps no media mirror; use the catalogs' upstream media URLs"))
 	}
 	f, err := s.Media.Open(r.Context(), sum)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		s.fail(w, r, catalog.Errorf(catalog.ENOTFOUND, "no media file %s in this mirror; use the catalogs' upstream media URL", sum))
-		return
+		return failed(catalog.Errorf(catalog.ENOTFOUND, "no media file %s in this mirror; use the catalogs' upstream media URL", sum))
 	case err != nil:
-		s.fail(w, r, catalog.Internal("the media file cannot be read", err))
-		return
+		return failed(catalog.Internal("the media file cannot be read", err))
 	}
-	defer f.Close()
 	size, err := f.Seek(0, io.SeekEnd)
 	if err == nil {
 		_, err = f.Seek(0, io.SeekStart)
 	}
 	if err != nil {
-		s.fail(w, r, catalog.Internal("the media file cannot be read", err))
-		return
+		f.Close()
+		return failed(catalog.Internal("the media file cannot be read", err))
 	}
 	etag := `"` + sum + `"`
 	ranges, ok := mediaRanges(r, etag, size)
 	if !ok {
-		w.Header().Set("Content-Range", "bytes */"+strconv.FormatInt(size, 10))
-		WriteError(w, http.StatusRequestedRangeNotSatisfiable, "the Range asked for is malformed or not within the file: ask for bytes=first-last, first- or -suffix, below the file's Content-Length, or leave Range out")
-		return
-	}
-	if ranges != r.Header.Get("Range") {
-		in := *r
-		in.Header = r.Header.Clone()
-		if ranges == "" {
-			in.Header.Del("Range")
-		} else {
-			in.Header.Set("Range", ranges)
+		f.Close()
+		return Answer{
+			Err:    catalog.Errorf(catalog.EINVALID, "the Range asked for is malformed or not within the file: ask for bytes=first-last, first- or -suffix, below the file's Content-Length, or leave Range out"),
+			Status: http.StatusRequestedRangeNotSatisfiable,
+			Fields: []representation.Field{representation.NewField("Content-Range", "bytes */"+strconv.FormatInt(size, 10))},
 		}
-		r = &in
 	}
-	h := w.Header()
-	representation.SetFields(h, mediaHeader)
-	h.Set("ETag", etag)
-	h.Set("Content-Type", s.mediaType(sum))
-	if size > streamAbove {
-		w = streaming{w}
-	}
-	http.ServeContent(w, r, "", time.Time{}, f)
+	fields := append(mediaHeader[:len(mediaHeader):len(mediaHeader)], representation.NewField("ETag", etag), representation.NewField("Content-Type", s.mediaType(sum)))
+	return Answer{Fields: fields, Stream: func(w http.ResponseWriter, r *http.Request) {
+		defer f.Close()
+		if ranges != r.Header.Get("Range") {
+			in := *r
+			in.Header = r.Header.Clone()
+			if ranges == "" {
+				in.Header.Del("Range")
+			} else {
+				in.Header.Set("Range", ranges)
+			}
+			r = &in
+		}
+		if size > streamAbove {
+			w = streaming{w}
+		}
+		http.ServeContent(w, r, "", time.Time{}, f)
+	}}
 }
 
 // mediaHeader is what every /media answer carries besides its type and ETag: a

@@ -36,107 +36,114 @@ type Pages interface {
 // GetHomePage serves the landing page.
 func (s *Server) GetHomePage(w http.ResponseWriter, r *http.Request) {
 	origin := requestOrigin(r)
-	s.page(w, r, homeRoute, func(p Pages) (*representation.Body, error) { return p.Home(origin) })
+	s.write(w, r, s.page(r, homeRoute, func(p Pages) (*representation.Body, error) { return p.Home(origin) }))
 }
 
 // GetDocsPage serves the rendered API reference.
 func (s *Server) GetDocsPage(w http.ResponseWriter, r *http.Request) {
-	s.page(w, r, docsRoute, Pages.Docs)
+	s.write(w, r, s.page(r, docsRoute, Pages.Docs))
 }
 
 // GetChangesPage serves the changelog of the latest version pair.
 func (s *Server) GetChangesPage(w http.ResponseWriter, r *http.Request, p gen.GetChangesPageParams) {
 	loc, err := parseLanguage(deref(p.Language), false)
 	if err != nil {
-		s.failPage(w, r, err)
+		s.write(w, r, s.failedPage(r, err))
 		return
 	}
-	s.page(w, r, changesRoute, func(p Pages) (*representation.Body, error) { return p.Changes("", "", loc) })
+	s.write(w, r, s.page(r, changesRoute, func(p Pages) (*representation.Body, error) { return p.Changes("", "", loc) }))
 }
 
-// GetChangesBetweenPage serves the changelog between two retained versions;
-// a segment that is not a manifest ID is a page that does not exist (404).
+// GetChangesBetweenPage serves the changelog between two retained versions.
 func (s *Server) GetChangesBetweenPage(w http.ResponseWriter, r *http.Request, from gen.FromVersion, to gen.ToVersion, p gen.GetChangesBetweenPageParams) {
+	s.write(w, r, s.changesBetween(r, from, to, deref(p.Language)))
+}
+
+// changesBetween: a segment that is not a manifest ID is a page that does
+// not exist (404).
+func (s *Server) changesBetween(r *http.Request, from, to, lang string) Answer {
 	for _, v := range []string{from, to} {
 		if !catalog.IsManifestID(strings.ToUpper(v)) {
-			s.failPage(w, r, catalog.Errorf(catalog.ENOTFOUND, "this server retains no version named %q; a version is named by its manifest ID, 16 hexadecimal digits, and the home page lists the retained ones", v))
-			return
+			return s.failedPage(r, catalog.Errorf(catalog.ENOTFOUND, "this server retains no version named %q; a version is named by its manifest ID, 16 hexadecimal digits, and the home page lists the retained ones", v))
 		}
 	}
-	loc, err := parseLanguage(deref(p.Language), false)
+	loc, err := parseLanguage(lang, false)
 	if err != nil {
-		s.failPage(w, r, err)
-		return
+		return s.failedPage(r, err)
 	}
-	s.page(w, r, changesPairRoute, func(p Pages) (*representation.Body, error) {
+	return s.page(r, changesPairRoute, func(p Pages) (*representation.Body, error) {
 		return p.Changes(strings.ToUpper(from), strings.ToUpper(to), loc)
 	})
 }
 
 // GetBrowsePage serves the list of catalogs.
 func (s *Server) GetBrowsePage(w http.ResponseWriter, r *http.Request) {
-	s.page(w, r, browseRoute, Pages.Catalogs)
+	s.write(w, r, s.page(r, browseRoute, Pages.Catalogs))
 }
 
 // GetBrowseCatalogPage serves one catalog's items; with q, those it selects.
 func (s *Server) GetBrowseCatalogPage(w http.ResponseWriter, r *http.Request, name gen.BrowseCatalog, p gen.GetBrowseCatalogPageParams) {
-	c, loc, err := browseTarget(name, (*string)(p.Language))
-	if err != nil {
-		s.failPage(w, r, err)
-		return
-	}
-	if q := deref(p.Q); strings.TrimSpace(q) != "" {
-		s.searchPage(w, r, c, loc, q)
-		return
-	}
-	s.page(w, r, browseCatalogRoute, func(p Pages) (*representation.Body, error) { return p.Catalog(c, loc) })
+	s.write(w, r, s.browseCatalog(r, name, p))
 }
 
-// searchPage serves c's page listing the items q selects, answered as the
-// list route answers q (the same kept answers); a q that cannot be answered
-// is 400 with the page saying why. Its requests are timed apart, as the list's.
-func (s *Server) searchPage(w http.ResponseWriter, r *http.Request, c catalog.Category, loc int, q string) {
-	if s.Pages == nil {
-		s.fail(w, r, catalog.Internal("the pages are not configured on this server", nil))
-		return
+func (s *Server) browseCatalog(r *http.Request, name string, p gen.GetBrowseCatalogPageParams) Answer {
+	c, loc, err := browseTarget(name, (*string)(p.Language))
+	if err != nil {
+		return s.failedPage(r, err)
 	}
-	relabel(w, browseCatalogRoute.Label+"?q")
+	if q := deref(p.Q); strings.TrimSpace(q) != "" {
+		a := s.searchPage(r, c, loc, q)
+		a.Label = browseCatalogRoute.Label + "?q"
+		return a
+	}
+	return s.page(r, browseCatalogRoute, func(p Pages) (*representation.Body, error) { return p.Catalog(c, loc) })
+}
+
+// searchPage is c's page listing the items q selects, answered as the list
+// route answers q (the same kept answers); a q that cannot be answered is 400
+// with the page saying why. Its requests are timed apart, as the list's.
+func (s *Server) searchPage(r *http.Request, c catalog.Category, loc int, q string) Answer {
+	if s.Pages == nil {
+		return failed(catalog.Internal("the pages are not configured on this server", nil))
+	}
 	ed := s.Repo.Active()
 	parsed, _, err := queryParams{q: q}.read(c, ed)
 	if catalog.ErrorCode(err) == catalog.EINVALID {
-		msg := catalog.ErrorMessage(err)
-		WritePageError(w, r, http.StatusBadRequest, func() []byte { return s.Pages.SearchError(ed, c, loc, q, msg) })
-		return
+		a := failed(err)
+		a.Page = func(_ int, msg string) []byte { return s.Pages.SearchError(ed, c, loc, q, msg) }
+		return a
 	}
 	if err != nil {
-		s.failPage(w, r, err)
-		return
+		return s.failedPage(r, err)
 	}
 	b, err := s.Pages.Search(ed, c, loc, q, func() (*representation.Body, error) { return s.answerList(ed, c, loc, parsed, nil) })
 	switch catalog.ErrorCode(err) {
 	case "":
-		s.writeBody(w, r, ed, b, browseCatalogRoute)
+		return body(ed, b, browseCatalogRoute)
 	case catalog.EINTERNAL:
-		s.failPage(w, r, catalog.Internal("the page could not be rendered", err))
+		return s.failedPage(r, catalog.Internal("the page could not be rendered", err))
 	default:
-		s.failPage(w, r, err)
+		return s.failedPage(r, err)
 	}
 }
 
-// GetBrowseItemPage serves one item's fields. A uuid that is not a UUID is
-// 404, not the API's 400: to a person it is a page that does not exist.
+// GetBrowseItemPage serves one item's fields.
 func (s *Server) GetBrowseItemPage(w http.ResponseWriter, r *http.Request, name gen.BrowseCatalog, id gen.Uuid, p gen.GetBrowseItemPageParams) {
+	s.write(w, r, s.browseItem(r, name, id, p))
+}
+
+// browseItem: a uuid that is not a UUID is 404, not the API's 400: to a
+// person it is a page that does not exist.
+func (s *Server) browseItem(r *http.Request, name, id string, p gen.GetBrowseItemPageParams) Answer {
 	c, loc, err := browseTarget(name, (*string)(p.Language))
 	if err != nil {
-		s.failPage(w, r, err)
-		return
+		return s.failedPage(r, err)
 	}
 	u, ok := catalog.ParseUUID(strings.ToLower(id))
 	if !ok {
-		s.failPage(w, r, catalog.Errorf(catalog.ENOTFOUND, "there is no %s %q; an item is named by its UUID, and %s lists them", c.Noun(), id, BrowsePath(c)))
-		return
+		return s.failedPage(r, catalog.Errorf(catalog.ENOTFOUND, "there is no %s %q; an item is named by its UUID, and %s lists them", c.Noun(), id, BrowsePath(c)))
 	}
-	s.page(w, r, browseItemRoute, func(p Pages) (*representation.Body, error) { return p.Item(c, u, loc) })
+	return s.page(r, browseItemRoute, func(p Pages) (*representation.Body, error) { return p.Item(c, u, loc) })
 }
 
 // BrowsePath is the page of catalog c: its name after /v1/ with '/' as '-'
@@ -155,20 +162,19 @@ func browseTarget(name string, lang *string) (catalog.Category, int, error) {
 	return c, loc, err
 }
 
-// page serves the body get renders with the server's Pages.
-func (s *Server) page(w http.ResponseWriter, r *http.Request, route *representation.Route, get func(Pages) (*representation.Body, error)) {
+// page is the body get renders with the server's Pages.
+func (s *Server) page(r *http.Request, route *representation.Route, get func(Pages) (*representation.Body, error)) Answer {
 	if s.Pages == nil {
-		s.fail(w, r, catalog.Internal("the pages are not configured on this server", nil))
-		return
+		return failed(catalog.Internal("the pages are not configured on this server", nil))
 	}
 	b, err := get(s.Pages)
 	switch catalog.ErrorCode(err) {
 	case "":
-		s.writeBody(w, r, s.Repo.Active(), b, route)
+		return body(s.Repo.Active(), b, route)
 	case catalog.EINTERNAL:
-		s.failPage(w, r, catalog.Internal("the page could not be rendered", err))
+		return s.failedPage(r, catalog.Internal("the page could not be rendered", err))
 	default:
-		s.failPage(w, r, err)
+		return s.failedPage(r, err)
 	}
 }
 
@@ -177,10 +183,10 @@ func (s *Server) ListVersions(w http.ResponseWriter, r *http.Request) {
 	ed := s.Repo.Active()
 	l := s.Repo.Versions()
 	if l == nil {
-		s.fail(w, r, catalog.Internal("the version list is not available on this server", nil))
+		s.write(w, r, failed(catalog.Internal("the version list is not available on this server", nil)))
 		return
 	}
-	s.writeBody(w, r, ed, l.Body, versionsRoute)
+	s.write(w, r, body(ed, l.Body, versionsRoute))
 }
 
 // defaultOrigin is the landing page's address when the Host is not plain.

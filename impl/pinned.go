@@ -51,12 +51,12 @@ func (s *Server) Pinned(catalogs http.Handler) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		id := chi.URLParam(r, "manifestId")
 		if err := parseManifestID(id, "/v1/versions lists them"); err != nil {
-			s.fail(w, r, err)
+			s.write(w, r, failed(err))
 			return
 		}
 		ed, err := s.Repo.RetainedEdition(id)
 		if err != nil {
-			s.fail(w, r, err)
+			s.write(w, r, failed(err))
 			return
 		}
 		// The path after the manifest ID, as chi routed it (escaped as sent).

@@ -90,17 +90,22 @@ func (p *push) wake(kind int) <-chan struct{} {
 // Held is the number of requests held now (waits and streams).
 func (s *Server) Held() int { return int(s.push.held.Load()) }
 
-// hold counts a request about to be held, or answers 503 past MaxWaiters, 429
-// past MaxHeldPerClient. A true return must be paired with release(client).
-func (s *Server) hold(w http.ResponseWriter, r *http.Request) (client string, ok bool) {
+// retryLater is the Retry-After of an answer past MaxWaiters, MaxHeldPerClient
+// or MaxRecolorsPerClient.
+var retryLater = []representation.Field{representation.NewField("Retry-After", retryAfter)}
+
+// hold counts a request about to be held, or is the answer past MaxWaiters
+// (503) or MaxHeldPerClient (429). A true return must be paired with
+// release(client).
+func (s *Server) hold(r *http.Request) (client string, refused Answer, ok bool) {
 	client = clientKey(r.RemoteAddr)
 	why := s.tryHold(client)
 	if why == nil {
-		return client, true
+		return client, Answer{}, true
 	}
-	w.Header().Set("Retry-After", retryAfter)
-	s.fail(w, r, why)
-	return "", false
+	a := failed(why)
+	a.Fields = retryLater
+	return "", a, false
 }
 
 func (s *Server) maxWaiters() int64 { return int64(cmp.Or(s.MaxWaiters, DefaultMaxWaiters)) }
@@ -146,24 +151,28 @@ type Relabeler interface{ Relabel(route string) }
 // that names it, it answers once another version is active, or at the end of
 // the wait (304), or when the server shuts down (304).
 func (s *Server) GetVersion(w http.ResponseWriter, r *http.Request, params gen.GetVersionParams) {
+	s.write(w, r, s.version(r, params))
+}
+
+func (s *Server) version(r *http.Request, params gen.GetVersionParams) Answer {
 	wait, err := parseWait(params.Wait)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return failed(err)
 	}
 	ed := s.Repo.Active()
+	label := ""
 	if wait > 0 && unchanged(ed, r.Header["Accept-Encoding"], r.Header["If-None-Match"]) {
-		client, ok := s.hold(w, r)
+		client, refused, ok := s.hold(r)
 		if !ok {
-			return
+			return refused
 		}
 		defer s.release(client)
-		if rl, ok := w.(Relabeler); ok {
-			rl.Relabel(waitLabel)
-		}
+		label = waitLabel
 		ed = s.waitForChange(r.Context().Done(), wait, r.Header["Accept-Encoding"], r.Header["If-None-Match"])
 	}
-	s.serve(w, r, ed, ed.VersionBody(), versionRoute)
+	a := own(ed, ed.VersionBody(), versionRoute)
+	a.Label = label
+	return a
 }
 
 // HoldForChange is GetVersion's wait for a caller that writes the answer
@@ -255,18 +264,26 @@ var keepAlive = []byte(": keep-alive\n\n")
 // names it) and one per activation after, a comment every heartbeat, until
 // StreamFor has passed, the client leaves or the request's context ends.
 func (s *Server) StreamVersions(w http.ResponseWriter, r *http.Request, params gen.StreamVersionsParams) {
+	s.write(w, r, s.streamVersions(r, params))
+}
+
+func (s *Server) streamVersions(r *http.Request, params gen.StreamVersionsParams) Answer {
 	s.versionEvent() // rendered before anything is written: a failure is still an answer
 	if r.Method == http.MethodHead {
-		representation.SetFields(w.Header(), streamHeader)
-		w.WriteHeader(http.StatusOK)
-		return
+		return Answer{Fields: streamHeader, Stream: func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) }}
 	}
-	client, ok := s.hold(w, r)
+	client, refused, ok := s.hold(r)
 	if !ok {
-		return
+		return refused
 	}
-	defer s.release(client)
-	representation.SetFields(w.Header(), streamHeader)
+	return Answer{Fields: streamHeader, Stream: func(w http.ResponseWriter, r *http.Request) {
+		defer s.release(client)
+		s.stream(w, r, params)
+	}}
+}
+
+// stream sends the events on w.
+func (s *Server) stream(w http.ResponseWriter, r *http.Request, params gen.StreamVersionsParams) {
 	out, err := openStream(w, r)
 	if err != nil {
 		return

@@ -114,25 +114,23 @@ func (p queryParams) read(c catalog.Category, ed *edition.Edition) (*query.Query
 
 // queryList answers a list route with q or fields: the items q selects, in
 // the list's order and bytes, each cut to fields.
-func (s *Server) queryList(w http.ResponseWriter, r *http.Request, c catalog.Category, lang string, p queryParams) {
+func (s *Server) queryList(r *http.Request, c catalog.Category, lang string, p queryParams) Answer {
 	loc, err := parseLanguage(lang, true)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return failed(err)
 	}
 	ed, rs := s.read(r)
 	q, f, err := p.parsed(c, ed)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return failed(err)
 	}
 	b, err := s.answerList(ed, c, loc, q, f)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return failed(err)
 	}
-	relabel(w, rs.list[c].Label+"?q")
-	s.serveAnswer(w, r, ed, b, rs.list[c], canonicalQuery(loc, q, f))
+	a := queryAnswer(r, ed, b, rs.list[c], canonicalQuery(loc, q, f))
+	a.Label = rs.list[c].Label + "?q"
+	return a
 }
 
 // answerList is the list body of c's items in ed that q selects, in locale
@@ -172,22 +170,19 @@ func (s *Server) answerList(ed *edition.Edition, c catalog.Category, loc int, q 
 }
 
 // itemFields answers an item route with fields: the item cut to them.
-func (s *Server) itemFields(w http.ResponseWriter, r *http.Request, c catalog.Category, id, lang string, p queryParams) {
+func (s *Server) itemFields(r *http.Request, c catalog.Category, id, lang string, p queryParams) Answer {
 	u, loc, err := parseItem(c, id, lang)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return failed(err)
 	}
 	ed, rs := s.read(r)
 	_, f, err := p.parsed(c, ed)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return failed(err)
 	}
 	item := ed.Item(c, u, loc)
 	if item == nil {
-		s.notFound(w, r, ed, "no %s with uuid %s in version %s; list them at %s", c.Noun(), u, ed.ManifestID, rs.listURL(c, ed))
-		return
+		return notFound(ed, "no %s with uuid %s in version %s; list them at %s", c.Noun(), u, ed.ManifestID, rs.listURL(c, ed))
 	}
 	key := ""
 	if item.ID != ([16]byte{}) {
@@ -209,11 +204,11 @@ func (s *Server) itemFields(w http.ResponseWriter, r *http.Request, c catalog.Ca
 		return encodeAnswer(append(out, '}'), item.Lang), nil
 	})
 	if err != nil {
-		s.fail(w, r, catalog.Internal("the item could not be cut to its fields", err))
-		return
+		return failed(catalog.Internal("the item could not be cut to its fields", err))
 	}
-	relabel(w, rs.item[c].Label+"?fields")
-	s.serveAnswer(w, r, ed, b, rs.item[c], canonicalQuery(loc, nil, f))
+	a := queryAnswer(r, ed, b, rs.item[c], canonicalQuery(loc, nil, f))
+	a.Label = rs.item[c].Label + "?fields"
+	return a
 }
 
 // The envelope's start, of an item body and of a list body.
@@ -435,17 +430,13 @@ func canonicalQuery(loc int, q *query.Query, f *query.Fields) string {
 	return v.Encode()
 }
 
-// serveAnswer writes a query's answer from ed at route, naming its pinned URL
+// queryAnswer is a query's answer from ed at route, naming its pinned URL
 // with the canonical query.
-func (s *Server) serveAnswer(w http.ResponseWriter, r *http.Request, ed *edition.Edition, b *representation.Body, route *representation.Route, query string) {
+func queryAnswer(r *http.Request, ed *edition.Edition, b *representation.Body, route *representation.Route, query string) Answer {
 	loc := representation.NewField("Content-Location", "/v1/versions/"+ed.ManifestID+strings.TrimPrefix(r.URL.EscapedPath(), "/v1")+"?"+query)
-	s.respond(w, r, ed, representation.Response{Route: route, Version: &ed.VersionField, Location: &loc, Body: b})
-}
-
-func relabel(w http.ResponseWriter, route string) {
-	if rl, ok := w.(Relabeler); ok {
-		rl.Relabel(route)
-	}
+	a := own(ed, b, route)
+	a.Response.Location = &loc
+	return a
 }
 
 // sizedLRU is a bounded.Cache of values whose size the caller gives when it

@@ -97,35 +97,32 @@ func parseManifestID(id, listed string) error {
 	return nil
 }
 
-func (s *Server) list(w http.ResponseWriter, r *http.Request, c catalog.Category, lang string) {
+func (s *Server) list(r *http.Request, c catalog.Category, lang string) Answer {
 	loc, err := parseLanguage(lang, true)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return failed(err)
 	}
 	ed, rs := s.read(r)
-	s.serveCatalog(w, r, ed, ed.List(c, loc), rs.list[c])
+	return catalogAnswer(r, ed, ed.List(c, loc), rs.list[c])
 }
 
-// filtered serves a list filtered by a boolean field: value is "true" or
+// filtered answers a list filtered by a boolean field: value is "true" or
 // "false" in any letter case.
-func (s *Server) filtered(w http.ResponseWriter, r *http.Request, c catalog.Category, field, value, lang string) {
+func (s *Server) filtered(r *http.Request, c catalog.Category, field, value, lang string) Answer {
 	var want bool
 	switch {
 	case strings.EqualFold(value, "true"):
 		want = true
 	case strings.EqualFold(value, "false"):
 	default:
-		s.fail(w, r, catalog.Errorf(catalog.EINVALID, "%s %q is not supported; use true or false (any letter case), or leave it out for every %s", field, value, c.Noun()))
-		return
+		return failed(catalog.Errorf(catalog.EINVALID, "%s %q is not supported; use true or false (any letter case), or leave it out for every %s", field, value, c.Noun()))
 	}
 	loc, err := parseLanguage(lang, true)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return failed(err)
 	}
 	ed, rs := s.read(r)
-	s.serveCatalog(w, r, ed, ed.Filtered(c, field, want, loc), rs.list[c])
+	return catalogAnswer(r, ed, ed.Filtered(c, field, want, loc), rs.list[c])
 }
 
 // parseItem reads an item route's uuid, of an item of c, and language.
@@ -138,83 +135,82 @@ func parseItem(c catalog.Category, id, lang string) (catalog.UUID, int, error) {
 	return u, loc, err
 }
 
-func (s *Server) item(w http.ResponseWriter, r *http.Request, c catalog.Category, id, lang string) {
+func (s *Server) item(r *http.Request, c catalog.Category, id, lang string) Answer {
 	u, loc, err := parseItem(c, id, lang)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return failed(err)
 	}
 	ed, rs := s.read(r)
 	b := ed.Item(c, u, loc)
 	if b == nil {
-		s.notFound(w, r, ed, "no %s with uuid %s in version %s; list them at %s", c.Noun(), u, ed.ManifestID, rs.listURL(c, ed))
-		return
+		return notFound(ed, "no %s with uuid %s in version %s; list them at %s", c.Noun(), u, ed.ManifestID, rs.listURL(c, ed))
 	}
-	s.serveCatalog(w, r, ed, b, rs.item[c])
-}
-
-// notFound answers 404 for something ed lacks, naming ed's version.
-func (s *Server) notFound(w http.ResponseWriter, r *http.Request, ed *edition.Edition, format string, args ...any) {
-	w.Header()["X-Data-Version"] = ed.VersionField.Value
-	s.fail(w, r, catalog.Errorf(catalog.ENOTFOUND, format, args...))
+	return catalogAnswer(r, ed, b, rs.item[c])
 }
 
 // ListLocres serves the locale summary.
 func (s *Server) ListLocres(w http.ResponseWriter, r *http.Request) {
 	ed, rs := s.read(r)
-	s.serveCatalog(w, r, ed, ed.LocresList(), rs.locresList)
+	s.write(w, r, catalogAnswer(r, ed, ed.LocresList(), rs.locresList))
 }
 
-// GetLocres serves one string table. The segment is only compared with the
-// list of supported codes; it never reaches the filesystem.
+// GetLocres serves one string table.
 func (s *Server) GetLocres(w http.ResponseWriter, r *http.Request, locale string) {
+	s.write(w, r, s.locres(r, locale))
+}
+
+// locres is one string table. The segment is only compared with the list of
+// supported codes; it never reaches the filesystem.
+func (s *Server) locres(r *http.Request, locale string) Answer {
 	loc, ok := catalog.ParseLocale(locale)
 	if !ok {
-		s.fail(w, r, catalog.Errorf(catalog.ENOTFOUND, "no string table for locale %q; use one of %s (any letter case)", locale, catalog.SupportedLocales))
-		return
+		return failed(catalog.Errorf(catalog.ENOTFOUND, "no string table for locale %q; use one of %s (any letter case)", locale, catalog.SupportedLocales))
 	}
 	ed, rs := s.read(r)
-	s.serveCatalog(w, r, ed, ed.Locres(loc), rs.locres)
+	return catalogAnswer(r, ed, ed.Locres(loc), rs.locres)
 }
 
 // GetLatestDiff serves the diff that came with the active version.
 func (s *Server) GetLatestDiff(w http.ResponseWriter, r *http.Request) {
 	ed := s.Repo.Active()
 	b, err := s.Repo.LatestDiff()
-	s.writeDiff(w, r, ed, b, err, latestDiffRoute)
+	s.write(w, r, diffAnswer(ed, b, err, latestDiffRoute))
 }
 
 // GetDiff serves the diff between two retained versions.
 func (s *Server) GetDiff(w http.ResponseWriter, r *http.Request, from gen.FromVersion, to gen.ToVersion) {
+	s.write(w, r, s.diff(from, to))
+}
+
+func (s *Server) diff(from, to string) Answer {
 	for _, v := range []string{from, to} {
 		if err := parseManifestID(v, "/v1/version's manifestId gives them"); err != nil {
-			s.fail(w, r, err)
-			return
+			return failed(err)
 		}
 	}
 	ed := s.Repo.Active()
 	b, err := s.Repo.Diff(from, to)
-	s.writeDiff(w, r, ed, b, err, diffRoute)
+	return diffAnswer(ed, b, err, diffRoute)
 }
 
-func (s *Server) writeDiff(w http.ResponseWriter, r *http.Request, ed *edition.Edition, b *representation.Body, err error, route *representation.Route) {
+func diffAnswer(ed *edition.Edition, b *representation.Body, err error, route *representation.Route) Answer {
 	switch catalog.ErrorCode(err) {
 	case "":
-		s.writeBody(w, r, ed, b, route)
+		return body(ed, b, route)
 	case catalog.ENOTFOUND:
-		s.fail(w, r, catalog.Errorf(catalog.ENOTFOUND, "no diff: %s", catalog.ErrorMessage(err)))
+		return failed(catalog.Errorf(catalog.ENOTFOUND, "no diff: %s", catalog.ErrorMessage(err)))
 	case catalog.EINTERNAL:
-		s.fail(w, r, catalog.Internal("the stored diff cannot be read; the catalog routes are unaffected", err))
+		return failed(catalog.Internal("the stored diff cannot be read; the catalog routes are unaffected", err))
 	default:
-		s.fail(w, r, err)
+		return failed(err)
 	}
 }
 
 // GetMetrics serves the Prometheus scrape.
 func (s *Server) GetMetrics(w http.ResponseWriter, r *http.Request) {
 	if s.Metrics == nil {
-		s.fail(w, r, catalog.Internal("metrics are not configured", nil))
+		s.write(w, r, failed(catalog.Internal("metrics are not configured", nil)))
 		return
 	}
-	s.Metrics.ServeHTTP(w, r)
+	s.write(w, r, Answer{Stream: s.Metrics.ServeHTTP})
 }

@@ -2,7 +2,6 @@ package impl
 
 import (
 	"fmt"
-	"net/http"
 	"strings"
 	"time"
 
@@ -105,13 +104,4 @@ var pinnedRoutes = newCatalogRoutes(PinnedPrefix, CacheImmutable, 365*24*time.Ho
 // page's script) as contentType: cached as the catalog is, never sniffed.
 func AssetRoute(label, contentType string) *representation.Route {
 	return representation.NewRoute(label, contentType, CacheDocument, noSniff)
-}
-
-// writeBody writes a pre-rendered body of ed at route; it allocates nothing.
-func (s *Server) writeBody(w http.ResponseWriter, r *http.Request, ed *edition.Edition, b *representation.Body, route *representation.Route) {
-	res := representation.Response{Route: route, Body: b}
-	if ed != nil {
-		res.Version = &ed.VersionField
-	}
-	s.write(w, r, &res)
 }

@@ -2,10 +2,11 @@
 // openapi.yaml: a GET /v1/<category> list that takes exactly language, q and
 // fields, and a GET /v1/<category>/{uuid} item that takes exactly uuid,
 // language and fields, where <category> is the Name() of a catalog.Category.
-// Each becomes a one-line method of impl.Server calling catalogList or
-// catalogItem with that category. A catalog route with parameters of its own
-// (/v1/agents' isPlayableCharacter, …) gets none: its method is hand-written,
-// and the compiler asks for it (impl's `var _ gen.ServerInterface`).
+// Each becomes a one-line method of impl.Server writing (Server.write) the
+// answer catalogList or catalogItem describes for that category. A catalog
+// route with parameters of its own (/v1/agents' isPlayableCharacter, …) gets
+// none: its method is hand-written, and the compiler asks for it (impl's
+// `var _ gen.ServerInterface`).
 //
 // The categories' Go names are read from catalog/category.go's source (its
 // `categories` table, keyed by the constants), not from the compiled package,
@@ -208,11 +209,11 @@ import (
 // {{.Method}} serves GET {{.Path}}.
 {{- if .Item}}
 func (s *Server) {{.Method}}(w http.ResponseWriter, r *http.Request, uuid gen.Uuid, p gen.{{.Method}}Params) {
-	s.catalogItem(w, r, catalog.{{.Category}}, uuid, deref(p.Language), deref(p.Fields))
+	s.write(w, r, s.catalogItem(r, catalog.{{.Category}}, uuid, deref(p.Language), deref(p.Fields)))
 }
 {{- else}}
 func (s *Server) {{.Method}}(w http.ResponseWriter, r *http.Request, p gen.{{.Method}}Params) {
-	s.catalogList(w, r, catalog.{{.Category}}, deref(p.Language), deref(p.Q), deref(p.Fields))
+	s.write(w, r, s.catalogList(r, catalog.{{.Category}}, deref(p.Language), deref(p.Q), deref(p.Fields)))
 }
 {{- end}}
 {{end}}{{end}}`))
