@@ -41,11 +41,8 @@ func New(srv *impl.Server, logger *slog.Logger, m *HTTPMetrics) (http.Handler, e
 		srv.Pages = site
 	}
 	r := chi.NewRouter()
-	// The edge's memo answers pass none of this middleware: see EdgeMayAnswer.
-	r.Use(cors)
-	r.Use(wellFormed)
-	r.Use(recoverer(logger))
-	r.Use(observe(logger, m))
+	// The edge applies the same policy before its memo: see EdgeMayAnswer.
+	r.Use(policy(logger, m))
 	r.Use(middleware.GetHead)
 	r.NotFound(func(w http.ResponseWriter, req *http.Request) {
 		if to, ok := withoutTrailingSlash(r, req); ok {
@@ -60,8 +57,7 @@ func New(srv *impl.Server, logger *slog.Logger, m *HTTPMetrics) (http.Handler, e
 		writeError(w, req, http.StatusNotFound, msg)
 	})
 	r.MethodNotAllowed(func(w http.ResponseWriter, r *http.Request) {
-		w.Header()["Allow"] = hAllowMethods
-		writeError(w, r, http.StatusMethodNotAllowed, MethodNotAllowedMessage)
+		Refuse(representation.HTTPSink{W: w, Req: r}, r.URL.Path, Stop{http.StatusMethodNotAllowed, allow, MethodNotAllowedMessage})
 	})
 	r.Get("/openapi.yaml", document("application/yaml", refdata.OpenAPIYAML))
 	r.Get("/openapi.json", document("application/json", specJSON))
@@ -69,7 +65,7 @@ func New(srv *impl.Server, logger *slog.Logger, m *HTTPMetrics) (http.Handler, e
 		representation.Write(w, r, &representation.Response{Route: redocRoute, Body: pages.Redoc()})
 	})
 	r.Group(func(r chi.Router) {
-		r.Use(requireUserAgent)
+		r.Use(onRoute)
 		r.Use(needsVersion(srv.Repo))
 		opts := gen.ChiServerOptions{BaseRouter: r, ErrorHandlerFunc: paramError, Middlewares: []gen.MiddlewareFunc{srv.QueryLimits}}
 		gen.HandlerWithOptions(srv, opts)
@@ -86,32 +82,6 @@ func New(srv *impl.Server, logger *slog.Logger, m *HTTPMetrics) (http.Handler, e
 	return r, nil
 }
 
-// wellFormed answers 405 to methods the API does not have, 400 to broken
-// percent-escapes, which net/http would drop (?language=%zz answering en-US),
-// and 400, closing the connection, to a request framed by Transfer-Encoding
-// (BodyFramingMessage).
-func wellFormed(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if len(r.TransferEncoding) > 0 {
-			w.Header().Set("Connection", "close")
-			writeError(w, r, http.StatusBadRequest, BodyFramingMessage)
-			return
-		}
-		switch r.Method {
-		case http.MethodGet, http.MethodHead, http.MethodOptions:
-		default:
-			w.Header()["Allow"] = hAllowMethods
-			writeError(w, r, http.StatusMethodNotAllowed, MethodNotAllowedMessage)
-			return
-		}
-		if !EscapesOK(r.URL.RawQuery) || (r.URL.RawPath != "" && !EscapesOK(r.URL.RawPath)) {
-			writeError(w, r, http.StatusBadRequest, BadEscapeMessage)
-			return
-		}
-		next.ServeHTTP(w, r)
-	})
-}
-
 // IsPagePath reports whether the errors of a request for path are HTML pages:
 // an origin-form path outside /v1 and /media that is not a document or probe.
 // The path alone decides, never Accept.
@@ -126,22 +96,9 @@ func IsPagePath(path string) bool {
 	return true
 }
 
-// ErrorAnswer is the error answer to a request for path, as header fields and
-// body, for writers that are not net/http's (the edge).
-func ErrorAnswer(path string, status int, msg string) ([]representation.Field, []byte) {
-	if IsPagePath(path) {
-		return impl.PageErrorHeader, pages.ErrorPage(status, msg, path)
-	}
-	return representation.ErrorHeader, impl.ErrorJSON(status, msg)
-}
-
-// writeError answers an error the router or its middleware decides.
+// writeError answers an error the router decides (SendError).
 func writeError(w http.ResponseWriter, r *http.Request, status int, msg string) {
-	if IsPagePath(r.URL.Path) {
-		impl.WritePageError(w, r, status, func() []byte { return pages.ErrorPage(status, msg, r.URL.Path) })
-		return
-	}
-	impl.WriteError(w, status, msg)
+	SendError(representation.HTTPSink{W: w, Req: r}, r.URL.Path, status, msg)
 }
 
 // withoutTrailingSlash is where a request whose path ends in '/' is
@@ -170,7 +127,7 @@ func withoutTrailingSlash(router *chi.Mux, r *http.Request) (string, bool) {
 	return escaped, true
 }
 
-// Messages shared with the edge, which answers the same requests before routing.
+// Messages of the policy's refusals.
 const (
 	MethodNotAllowedMessage = "this API is read-only: use GET or HEAD (OPTIONS for CORS preflights)"
 	BadEscapeMessage        = "the request target has a malformed percent-escape; encode '%' as %25 and use two hexadecimal digits after each '%'"
@@ -197,23 +154,6 @@ func EscapesOK(s string) bool {
 
 func isHex(c byte) bool {
 	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
-}
-
-// requireUserAgent enforces the contract's one credential on /v1 routes: a
-// non-blank User-Agent. The pages have none (`security: []`).
-func requireUserAgent(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !strings.HasPrefix(r.URL.Path, "/v1/") {
-			next.ServeHTTP(w, r)
-			return
-		}
-		ua := r.Header["User-Agent"]
-		if len(ua) == 0 || !UserAgentOK(ua[0]) {
-			impl.WriteError(w, http.StatusBadRequest, "a User-Agent header is required; identify your client as AppName/Version (+URL), e.g. 'MyBot/1.0 (+https://example.com)'")
-			return
-		}
-		next.ServeHTTP(w, r)
-	})
 }
 
 // needsVersion answers 503, with why, wherever a version is needed while repo
@@ -246,32 +186,8 @@ var versionless = map[string]bool{"/healthz": true, "/readyz": true, "/v1/metric
 // UserAgentOK is the User-Agent rule: any non-blank value.
 func UserAgentOK(v string) bool { return strings.TrimSpace(v) != "" }
 
-// Preflight header values, allocated once.
-var (
-	hAllowMethods = []string{"GET, HEAD, OPTIONS"}
-	hAllowHeaders = []string{"If-None-Match, Accept-Encoding, Content-Type"}
-	hMaxAge       = []string{"86400"}
-)
-
 // redocRoute serves the docs page's script.
 var redocRoute = impl.AssetRoute(pages.RedocPath, "text/javascript; charset=utf-8")
-
-// cors puts EveryAnswer on every answer and answers preflights on any path.
-func cors(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		h := w.Header()
-		representation.SetFields(h, EveryAnswer)
-		if r.Method == http.MethodOptions && len(r.TransferEncoding) == 0 { // else wellFormed refuses it
-			h["Access-Control-Allow-Methods"] = hAllowMethods
-			h["Access-Control-Allow-Headers"] = hAllowHeaders
-			h["Access-Control-Max-Age"] = hMaxAge
-			h["Allow"] = hAllowMethods
-			w.WriteHeader(http.StatusNoContent)
-			return
-		}
-		next.ServeHTTP(w, r)
-	})
-}
 
 // paramError answers a parameter the generated binding rejected with our own
 // message naming it, not the binder's text: given twice, missing, or not

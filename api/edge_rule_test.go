@@ -12,37 +12,36 @@ import (
 	"github.com/refdata/refdata/edition"
 )
 
-// TestEdgeMayAnswer: the edge answers from its memo only GETs and HEADs with a
-// User-Agent the router takes, for targets whose query is empty or the language
-// alone, but a bulk file. Not parallel: AllocsPerRun counts the whole process's allocations.
+// TestEdgeMayAnswer: the edge answers from its memo only GETs and HEADs, for
+// targets whose query is empty or the language alone, but a bulk file (the
+// User-Agent is the policy's: Check). Not parallel: AllocsPerRun counts the
+// whole process's allocations.
 func TestEdgeMayAnswer(t *testing.T) {
 	for _, tc := range []struct {
-		method, target, ua string
-		want               bool
+		method, target string
+		want           bool
 	}{
-		{"GET", "/v1/weapons", "bot/1", true},
-		{"HEAD", "/v1/weapons", "bot/1", true},
-		{"GET", "/v1/weapons?language=de-DE", "bot/1", true},
-		{"GET", "/v1/weapons?language=all", "bot/1", true},
-		{"GET", "/v1/weapons", "", false},
-		{"GET", "/v1/weapons", " \t", false},
-		{"OPTIONS", "/v1/weapons", "bot/1", false},
-		{"POST", "/v1/weapons", "bot/1", false},
-		{"GET", "/v1/weapons?x=1", "bot/1", false},
-		{"GET", "/v1/weapons?language=de-DE&x=1", "bot/1", false},
-		{"GET", "/v1/weapons?", "bot/1", false},
-		{"GET", "/v1/versions/05E83EB5E32657B9/bulk", "bot/1", false},
-		{"GET", "/v1/versions/05E83EB5E32657B9/bulk?language=de-DE", "bot/1", false},
-		{"GET", "/v1/versions/05E83EB5E32657B9/weapons?language=de-DE", "bot/1", true},
+		{"GET", "/v1/weapons", true},
+		{"HEAD", "/v1/weapons", true},
+		{"GET", "/v1/weapons?language=de-DE", true},
+		{"GET", "/v1/weapons?language=all", true},
+		{"OPTIONS", "/v1/weapons", false},
+		{"POST", "/v1/weapons", false},
+		{"GET", "/v1/weapons?x=1", false},
+		{"GET", "/v1/weapons?language=de-DE&x=1", false},
+		{"GET", "/v1/weapons?", false},
+		{"GET", "/v1/versions/05E83EB5E32657B9/bulk", false},
+		{"GET", "/v1/versions/05E83EB5E32657B9/bulk?language=de-DE", false},
+		{"GET", "/v1/versions/05E83EB5E32657B9/weapons?language=de-DE", true},
 		// Queries take the router, whose handlers keep their answers (impl/query.go).
-		{"GET", "/v1/weapons?q=vandal", "bot/1", false},
-		{"GET", "/v1/weapons/skins?language=de-DE&fields=uuid", "bot/1", false},
+		{"GET", "/v1/weapons?q=vandal", false},
+		{"GET", "/v1/weapons/skins?language=de-DE&fields=uuid", false},
 	} {
-		if got := api.EdgeMayAnswer(tc.method, tc.target, tc.ua); got != tc.want {
-			t.Errorf("%s %s (User-Agent %q): %v, want %v", tc.method, tc.target, tc.ua, got, tc.want)
+		if got := api.EdgeMayAnswer(tc.method, tc.target); got != tc.want {
+			t.Errorf("%s %s: %v, want %v", tc.method, tc.target, got, tc.want)
 		}
 	}
-	if n := testing.AllocsPerRun(100, func() { api.EdgeMayAnswer("GET", "/v1/weapons?language=de-DE", "bot/1") }); n != 0 {
+	if n := testing.AllocsPerRun(100, func() { api.EdgeMayAnswer("GET", "/v1/weapons?language=de-DE") }); n != 0 {
 		t.Errorf("%v allocations", n)
 	}
 }
@@ -66,7 +65,7 @@ func TestEdgeMayAnswerListsEveryMiddleware(t *testing.T) {
 		names := slices.DeleteFunc(parts[1:], func(p string) bool { return strings.HasPrefix(p, "func") })
 		got = append(got, parts[0]+"."+names[len(names)-1])
 	}
-	want := []string{"api.cors", "api.wellFormed", "api.recoverer", "api.observe", "middleware.GetHead"}
+	want := []string{"api.policy", "middleware.GetHead"}
 	if !slices.Equal(got, want) {
 		t.Errorf("New's middleware is %q; EdgeMayAnswer says what the edge does for %q", got, want)
 	}

@@ -3,10 +3,8 @@ package api
 import (
 	"cmp"
 	"errors"
-	"fmt"
 	"log/slog"
 	"net/http"
-	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
@@ -14,28 +12,66 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
-	"github.com/refdata/refdata/catalog"
 	"github.com/refdata/refdata/impl"
 	"github.com/refdata/refdata/representation"
 )
 
-// recoverer turns a panic into a 500; the server lives on.
-func recoverer(logger *slog.Logger) func(http.Handler) http.Handler {
+// policy is the router's application of the policy (policy.go): EveryAnswer
+// on every answer, Policy's rules before any route, a panic answered 500
+// (Recovered), and each answer recorded (Record) under its route template or
+// the label its handler gave (impl.Relabeler).
+func policy(logger *slog.Logger, m *HTTPMetrics) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			defer func() {
-				if v := recover(); v != nil {
-					if err, ok := v.(error); ok && errors.Is(err, http.ErrAbortHandler) {
-						panic(v)
-					}
-					status, msg, id := impl.ClientError(logger, r.Method, r.URL.Path, catalog.Internal("internal error", fmt.Errorf("panic: %v\n%s", v, debug.Stack())))
-					w.Header().Set("X-Request-Id", id)
-					writeError(w, r, status, msg)
-				}
-			}()
-			next.ServeHTTP(w, r)
+			start := time.Now()
+			sw := writers.Get().(*statusWriter)
+			sw.ResponseWriter, sw.status, sw.route = w, 0, ""
+			sink := representation.HTTPSink{W: sw, Req: r}
+			SetEveryAnswer(sink)
+			if st, stop := Check(RequestOf(r), false); stop {
+				Refuse(sink, r.URL.Path, st)
+			} else {
+				serveRecovering(sink, next, logger)
+			}
+			status, route := cmp.Or(sw.status, http.StatusOK), sw.route
+			sw.ResponseWriter = nil
+			writers.Put(sw)
+			if rc := chi.RouteContext(r.Context()); route == "" && rc != nil && rc.RoutePattern() != "" {
+				route = rc.RoutePattern()
+			}
+			Record(logger, m, nil, &Exchange{
+				Method: r.Method, Path: r.URL.Path, UserAgent: r.UserAgent(),
+				Route: cmp.Or(route, "unmatched"), Status: status, Elapsed: time.Since(start),
+			})
 		})
 	}
+}
+
+// onRoute applies the policy's rules for a request the router matched.
+func onRoute(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if st, stop := Check(RequestOf(r), true); stop {
+			Refuse(representation.HTTPSink{W: w, Req: r}, r.URL.Path, st)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// serveRecovering serves the request on s, answering a panic with Recovered's
+// 500; the server lives on.
+func serveRecovering(s representation.HTTPSink, next http.Handler, logger *slog.Logger) {
+	defer func() {
+		if v := recover(); v != nil {
+			if err, ok := v.(error); ok && errors.Is(err, http.ErrAbortHandler) {
+				panic(v)
+			}
+			status, msg, id := Recovered(logger, v, s.Req.Method, s.Req.URL.Path)
+			s.W.Header().Set("X-Request-Id", id)
+			SendError(s, s.Req.URL.Path, status, msg)
+		}
+	}()
+	next.ServeHTTP(s.W, s.Req)
 }
 
 // statusWriter remembers the status; pooled.
@@ -69,48 +105,6 @@ func (s *statusWriter) Unwrap() http.ResponseWriter { return s.ResponseWriter }
 
 var writers = sync.Pool{New: func() any { return new(statusWriter) }}
 
-// observe records each request's duration by route template and status, and
-// logs it: 5xx but 503 (not ready) at Error, 4xx and 503 at Info, the rest at
-// Debug.
-func observe(logger *slog.Logger, m *HTTPMetrics) func(http.Handler) http.Handler {
-	return func(next http.Handler) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			start := time.Now()
-			sw := writers.Get().(*statusWriter)
-			sw.ResponseWriter, sw.status, sw.route = w, 0, ""
-			next.ServeHTTP(sw, r)
-			status, route := sw.status, sw.route
-			if status == 0 {
-				status = http.StatusOK
-			}
-			sw.ResponseWriter = nil
-			writers.Put(sw)
-
-			if rc := chi.RouteContext(r.Context()); route == "" && rc != nil && rc.RoutePattern() != "" {
-				route = rc.RoutePattern()
-			}
-			route = cmp.Or(route, "unmatched")
-			elapsed := time.Since(start)
-			if m != nil {
-				m.Observer(route, status).Observe(elapsed.Seconds())
-			}
-			level := slog.LevelDebug
-			switch {
-			case status >= 500 && status != http.StatusServiceUnavailable:
-				level = slog.LevelError
-			case status >= 400:
-				level = slog.LevelInfo
-			}
-			if logger.Enabled(r.Context(), level) {
-				logger.LogAttrs(r.Context(), level, "request",
-					slog.String("method", r.Method), slog.String("path", r.URL.Path),
-					slog.String("route", route), slog.Int("status", status),
-					slog.Float64("duration_seconds", elapsed.Seconds()), slog.String("user_agent", r.UserAgent()))
-			}
-		})
-	}
-}
-
 var statusText = func() (t [600]string) {
 	for i := range t {
 		t[i] = strconv.Itoa(i)
@@ -125,41 +119,29 @@ func statusLabel(code int) string {
 	return strconv.Itoa(code)
 }
 
-// EveryAnswer is what every answer carries, whoever writes it: the cors
-// middleware adds it first thing, the edge to the answers it gives itself. CORS
-// lets browser apps read the API; nosniff keeps a browser from reading a body
-// as another type than its Content-Type says (a JSON error echoing a query as
-// HTML, a media file as script).
-var EveryAnswer = []representation.Field{
-	representation.NewField("Access-Control-Allow-Origin", "*"),
-	representation.NewField("Access-Control-Expose-Headers", "ETag, X-Data-Version, Content-Language, Content-Location"),
-	representation.NewField("X-Content-Type-Options", "nosniff"),
-}
-
-// EdgeMayAnswer is the one rule for the requests a server in front of the router
-// (package edge) answers itself, from the representation.Response a handler
-// described for the same request target (impl.DescribeKey) while the edition it
-// came from is still active. Such an answer passes none of New's middleware,
-// so the edge stands in for each:
-//   - cors: the edge adds EveryAnswer; a preflight is an OPTIONS, never answered here.
-//   - wellFormed: the edge applies the same method and escape rules first.
-//   - recoverer: the edge recovers from its own panics, in the same envelope.
-//   - observe: the edge records the answer's duration under the Response's
-//     route label and status, and logs it at Debug (marked memo).
+// EdgeMayAnswer is the one rule for the requests a server in front of the
+// router (package edge) answers itself, from the representation.Response a
+// handler described for the same request target (impl.DescribeKey) while the
+// edition it came from is still active. Such an answer passes through none of
+// New's middleware, so the edge does what each does:
+//   - policy: the edge applies the same Policy (Check) before its memo, the
+//     rules for a route once its memo has the target (only a route's answers
+//     are kept), writes what they stop with Refuse, puts EveryAnswer on its
+//     answers, records each with Record, and answers a panic with Recovered.
 //   - GetHead: a HEAD gets the GET's headers and no body (fasthttp's HEAD).
-//   - requireUserAgent: this rule asks for the same User-Agent.
+//   - onRoute: the rules for a route, as above.
 //   - needsVersion: the memo holds answers of an edition a handler described,
 //     never of edition.None, whose requests stop before any handler.
 //
-// The rule: GET or HEAD, a User-Agent the router would take, and a target whose
-// query is empty or the language alone (other queries are answered, by the
-// router, but their variety is endless: unknown parameters are ignored), not
-// a bulk file (its handler answers 406 to some Accept-Encoding values, which
-// the memo does not; a download of megabytes gains nothing from it). It
-// allocates nothing. Middleware added to New must be added to the list above,
-// with what stands in for it, or make this rule refuse what it must see.
-func EdgeMayAnswer(method, target, userAgent string) bool {
-	if method != http.MethodGet && method != http.MethodHead || !UserAgentOK(userAgent) {
+// The rule: GET or HEAD, and a target whose query is empty or the language
+// alone (other queries are answered, by the router, but their variety is
+// endless: unknown parameters are ignored), not a bulk file (its handler
+// answers 406 to some Accept-Encoding values, which the memo does not; a
+// download of megabytes gains nothing from it). It allocates nothing.
+// Middleware added to New must be added to the list above, with what the edge
+// does for it, or make this rule refuse what it must see.
+func EdgeMayAnswer(method, target string) bool {
+	if method != http.MethodGet && method != http.MethodHead {
 		return false
 	}
 	path, query, ok := strings.Cut(target, "?")

@@ -1,9 +1,10 @@
 // Package edge owns the listening socket: HTTP/1.1 with fasthttp (net/http
 // cost about twice nginx's CPU per answer), and a memo of the request targets
 // the router (package api) has answered from the active edition's bodies, so
-// the next request for one is answered without routing or handler. All else
-// takes the router, where the API's behaviour is decided; api.EdgeMayAnswer
-// says which requests the memo may answer.
+// the next request for one is answered without routing or handler. Every
+// request meets the API's policy first (api.Check), as on the router; what
+// the memo cannot answer takes the router, where the API's behaviour is
+// decided; api.EdgeMayAnswer says which requests the memo may answer.
 package edge
 
 import (
@@ -16,7 +17,6 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"runtime/debug"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -233,9 +233,24 @@ func (c *drainConn) close() error {
 	return err
 }
 
+// handle answers a request: the policy first (api.Policy, as the router
+// applies it), then the memo, a held wait, or the router.
 func (s *Server) handle(ctx *fasthttp.RequestCtx) {
-	defer s.recover(ctx)
-	if s.wellFormed(ctx) && !s.fromMemo(ctx) && !s.holdForChange(ctx) {
+	start := time.Now()
+	defer s.recover(ctx, start)
+	if !s.speaksHTTP1(ctx, start) {
+		return
+	}
+	q := api.Request{
+		Method: method(ctx), Target: str(ctx.RequestURI()),
+		UserAgent: str(ctx.Request.Header.UserAgent()), Framed: framedByTE(ctx.Request.Header.RawHeaders()),
+	}
+	q.Path = api.TargetPath(q.Target)
+	if st, stop := api.Check(q, false); stop {
+		s.refuse(ctx, start, &q, st)
+		return
+	}
+	if !s.fromMemo(ctx, start, &q) && !s.holdForChange(ctx, &q) {
 		s.route(ctx)
 	}
 }
@@ -244,12 +259,15 @@ var versionPath = []byte("/v1/version")
 
 // holdForChange holds and answers a wait for the next version (Config.Hold)
 // when the router would hold it.
-func (s *Server) holdForChange(ctx *fasthttp.RequestCtx) bool {
-	if s.cfg.Hold == nil || !ctx.IsGet() && !ctx.IsHead() || !api.UserAgentOK(str(ctx.UserAgent())) {
+func (s *Server) holdForChange(ctx *fasthttp.RequestCtx, q *api.Request) bool {
+	if s.cfg.Hold == nil {
 		return false
 	}
 	if path, _, _ := bytes.Cut(ctx.RequestURI(), []byte("?")); !bytes.Equal(path, versionPath) {
 		return false
+	}
+	if _, stop := api.Check(*q, true); stop {
+		return false // the router refuses it
 	}
 	wait := ctx.QueryArgs().PeekMulti("wait")
 	var buf [2][4]string
@@ -263,7 +281,7 @@ func (s *Server) holdForChange(ctx *fasthttp.RequestCtx) bool {
 	done()
 	if held {
 		e := s.entry(res)
-		s.answer(ctx, start, &e, ae, inm, nil)
+		s.answer(ctx, start, q, &e, ae, inm, nil)
 	}
 	return held
 }
@@ -305,34 +323,16 @@ var (
 	http11 = []byte("HTTP/1.1")
 )
 
-// wellFormed answers what fasthttp reads but the router must not see: a request
-// line that is not HTTP/1.x (400, the connection closed), a body framed by
-// Transfer-Encoding, which fasthttp reads as chunked even beside a
-// Content-Length (400, the connection closed: api.BodyFramingMessage), a method
-// the API does not have (405), and a broken percent-escape, which the adaptor
-// would answer with a text/plain 500 (400). The router has the same framing,
-// method and escape rules.
-func (s *Server) wellFormed(ctx *fasthttp.RequestCtx) bool {
-	if p := ctx.Request.Header.Protocol(); !bytes.Equal(p, http11) && !bytes.Equal(p, http10) {
-		ctx.SetConnectionClose()
-		s.reject(ctx, http.StatusBadRequest, fmt.Sprintf("%.16q is not HTTP/1.0 or HTTP/1.1; this server speaks HTTP/1.x", p))
-		return false
+// speaksHTTP1 answers a request line that is not HTTP/1.x (400, the
+// connection closed): fasthttp reads it, the router must not see it.
+func (s *Server) speaksHTTP1(ctx *fasthttp.RequestCtx, start time.Time) bool {
+	if p := ctx.Request.Header.Protocol(); bytes.Equal(p, http11) || bytes.Equal(p, http10) {
+		return true
 	}
-	if framedByTE(ctx.Request.Header.RawHeaders()) {
-		ctx.SetConnectionClose()
-		s.reject(ctx, http.StatusBadRequest, api.BodyFramingMessage)
-		return false
-	}
-	if !ctx.IsGet() && !ctx.IsHead() && !ctx.IsOptions() {
-		ctx.Response.Header.Set("Allow", "GET, HEAD, OPTIONS")
-		s.reject(ctx, http.StatusMethodNotAllowed, api.MethodNotAllowedMessage)
-		return false
-	}
-	if !api.EscapesOK(str(ctx.RequestURI())) {
-		s.reject(ctx, http.StatusBadRequest, api.BadEscapeMessage)
-		return false
-	}
-	return true
+	ctx.SetConnectionClose()
+	q := api.Request{Method: string(ctx.Method()), Path: targetPath(ctx), UserAgent: string(ctx.UserAgent())}
+	s.refuse(ctx, start, &q, api.Stop{Status: http.StatusBadRequest, Message: fmt.Sprintf("%.16q is not HTTP/1.0 or HTTP/1.1; this server speaks HTTP/1.x", ctx.Request.Header.Protocol())})
+	return false
 }
 
 var transferEncoding = []byte("Transfer-Encoding")
@@ -356,14 +356,47 @@ func framedByTE(raw []byte) bool {
 	return false
 }
 
-// reject answers an error decided at the edge (writeError), logged as the router
-// logs its 4xx.
-func (s *Server) reject(ctx *fasthttp.RequestCtx, status int, msg string) {
-	writeError(ctx, status, msg, targetPath(ctx))
-	if s.cfg.Logger.Enabled(context.Background(), slog.LevelInfo) {
-		s.cfg.Logger.LogAttrs(context.Background(), slog.LevelInfo, "request",
-			slog.String("method", string(ctx.Method())), slog.String("target", string(ctx.RequestURI())),
-			slog.String("route", "edge"), slog.Int("status", status), slog.String("user_agent", string(ctx.UserAgent())))
+// refuse answers a request the policy stopped, as the router would
+// (api.Refuse), and records it as the router records its answers.
+func (s *Server) refuse(ctx *fasthttp.RequestCtx, start time.Time, q *api.Request, st api.Stop) {
+	sink := fastSink{ctx: ctx}
+	api.SetEveryAnswer(sink)
+	api.Refuse(sink, q.Path, st)
+	s.record(ctx, start, q, "unmatched", st.Status, nil, false)
+}
+
+// record records an answer the edge gave itself (api.Record).
+func (s *Server) record(ctx *fasthttp.RequestCtx, start time.Time, q *api.Request, route string, status int, obs prometheus.Observer, memo bool) {
+	api.Record(s.cfg.Logger, s.cfg.Metrics, obs, &api.Exchange{
+		Method: q.Method, Path: q.Path, UserAgent: q.UserAgent,
+		Route: route, Status: status, Elapsed: time.Since(start), Memo: memo,
+	})
+}
+
+// fastSink is a fasthttp answer as a representation.Sink: what the edge
+// writes goes through the same writers as the router's answers. Bodies of
+// Encoded leave by sendfile when big enough (setBody), from sp's spill file
+// when it has one.
+type fastSink struct {
+	ctx *fasthttp.RequestCtx
+	s   *Server
+	sp  *spill
+}
+
+func (f fastSink) Set(fd *representation.Field) {
+	f.ctx.Response.Header.SetCanonical(fd.NameBytes(), fd.ValueBytes())
+}
+
+func (f fastSink) Body(enc *representation.Encoded) ([]byte, error) {
+	return nil, f.s.setBody(f.ctx, enc, f.sp)
+}
+
+// Send sets the status, and a body made for this request alone (fasthttp
+// copies it, and sends none for a HEAD).
+func (f fastSink) Send(status int, enc *representation.Encoded, body []byte) {
+	f.ctx.SetStatusCode(status)
+	if enc == nil && body != nil {
+		f.ctx.SetBody(body)
 	}
 }
 
@@ -392,63 +425,48 @@ func (s *Server) entry(res representation.Response) entry {
 
 // fromMemo answers a request api.EdgeMayAnswer lets the edge answer when the
 // router's handler has described the answer for its target from the active
-// edition. TestMemoMatchesRouter holds the memo and the router to the same bytes.
-func (s *Server) fromMemo(ctx *fasthttp.RequestCtx) bool {
+// edition. TestBothStacksAnswerAlike holds the memo and the router to the
+// same answers.
+func (s *Server) fromMemo(ctx *fasthttp.RequestCtx, start time.Time, q *api.Request) bool {
 	m := s.memo.Load()
-	if m.ed == nil || !api.EdgeMayAnswer(str(ctx.Method()), str(ctx.RequestURI()), str(ctx.Request.Header.UserAgent())) {
+	if m.ed == nil || !api.EdgeMayAnswer(q.Method, q.Target) {
 		return false
 	}
 	m.mu.RLock()
-	e := m.entries[string(ctx.RequestURI())]
+	e := m.entries[q.Target]
 	m.mu.RUnlock()
 	if e == nil || m.ed != s.cfg.Active() {
 		return false // the router answers: a new target, or a new edition
 	}
+	if st, stop := api.Check(*q, true); stop { // the target is a route's
+		s.refuse(ctx, start, q, st)
+		return true
+	}
 	var buf [2][4]string
 	ae, inm, ok := negotiation(&ctx.Request.Header, &buf)
 	if ok {
-		s.answer(ctx, time.Now(), e, ae, inm, &m.spill)
+		s.answer(ctx, start, q, e, ae, inm, &m.spill)
 	}
 	return ok // else more header lines than the memo reads: the router reads them all
 }
 
-// answer writes e's Response as the router writes it, with the fields the
-// router's middleware adds (api.EveryAnswer), and records it as the router's metrics and log
-// would, timed from start; sp is the memo's spill file (nil: held, not memoized).
-func (s *Server) answer(ctx *fasthttp.RequestCtx, start time.Time, e *entry, ae, inm []string, sp *spill) {
-	res := &e.res
-	status, enc := res.Negotiate(ae, inm)
-	h := &ctx.Response.Header
-	var buf [representation.MaxFields]*representation.Field
-	for _, f := range res.Fields(status, enc, buf[:0]) {
-		h.SetCanonical(f.NameBytes(), f.ValueBytes())
-	}
-	setFields(h, api.EveryAnswer)
-	obs := e.ok
-	if status == http.StatusNotModified {
-		obs = e.notModified
-		ctx.SetStatusCode(status)
-	} else if err := s.setBody(ctx, enc, sp); err != nil {
+// answer writes e's Response as the router writes it (representation.Send),
+// with the fields every answer carries (api.SetEveryAnswer), and records it
+// as the router would, timed from start; sp is the memo's spill file (nil:
+// held, not memoized).
+func (s *Server) answer(ctx *fasthttp.RequestCtx, start time.Time, q *api.Request, e *entry, ae, inm []string, sp *spill) {
+	sink := fastSink{ctx: ctx, s: s, sp: sp}
+	status, _, err := representation.Send(sink, &e.res, ae, inm)
+	if err != nil {
 		s.failBody(ctx, err)
 		return
 	}
-	elapsed := time.Since(start)
-	if obs != nil {
-		obs.Observe(elapsed.Seconds())
+	api.SetEveryAnswer(sink)
+	obs := e.ok
+	if status == http.StatusNotModified {
+		obs = e.notModified
 	}
-	if s.cfg.Logger.Enabled(context.Background(), slog.LevelDebug) {
-		s.cfg.Logger.LogAttrs(context.Background(), slog.LevelDebug, "request",
-			slog.String("method", string(ctx.Method())), slog.String("path", string(ctx.Path())),
-			slog.String("route", res.Route.Label), slog.Int("status", status),
-			slog.Float64("duration_seconds", elapsed.Seconds()), slog.String("user_agent", string(ctx.UserAgent())),
-			slog.Bool("memo", sp != nil))
-	}
-}
-
-func setFields(h *fasthttp.ResponseHeader, fields []representation.Field) {
-	for i := range fields {
-		h.SetCanonical(fields[i].NameBytes(), fields[i].ValueBytes())
-	}
+	s.record(ctx, start, q, e.res.Route.Label, status, obs, sp != nil)
 }
 
 // route hands the request to the router and remembers the Response its handler
@@ -476,11 +494,12 @@ func (s *Server) route(ctx *fasthttp.RequestCtx) {
 		// why, and answers a text/plain 500: TestFasthttpAdaptorFailure): the
 		// request is at fault.
 		ctx.Response.Reset()
-		s.reject(ctx, http.StatusBadRequest, "the request target cannot be parsed; send an origin-form path such as /v1/weapons")
+		q := api.Request{Method: string(ctx.Method()), Path: targetPath(ctx), UserAgent: string(ctx.UserAgent())}
+		s.refuse(ctx, time.Now(), &q, api.Stop{Status: http.StatusBadRequest, Message: "the request target cannot be parsed; send an origin-form path such as /v1/weapons"})
 		return
 	}
 	if st := ctx.Response.StatusCode(); d.Body != nil && (st == fasthttp.StatusOK || st == fasthttp.StatusNotModified) &&
-		api.EdgeMayAnswer(str(ctx.Method()), str(ctx.RequestURI()), str(ctx.Request.Header.UserAgent())) {
+		api.EdgeMayAnswer(method(ctx), str(ctx.RequestURI())) {
 		s.remember(string(ctx.RequestURI()), d)
 	}
 }
@@ -525,6 +544,20 @@ func negotiation(h *fasthttp.RequestHeader, buf *[2][4]string) (ae, inm []string
 		got[i] = buf[i][:len(all)]
 	}
 	return got[0], got[1], true
+}
+
+// method is ctx's request method; a constant for the common ones, without
+// allocating (fasthttp's Method makes "GET" of an unset method).
+func method(ctx *fasthttp.RequestCtx) string {
+	switch {
+	case ctx.IsGet():
+		return http.MethodGet
+	case ctx.IsHead():
+		return http.MethodHead
+	case ctx.IsOptions():
+		return http.MethodOptions
+	}
+	return str(ctx.Method())
 }
 
 // str views b as a string without copying; b must not change while it is used.
@@ -580,7 +613,9 @@ func (s *Server) badRequest(ctx *fasthttp.RequestCtx, err error) {
 	case errors.Is(err, fasthttp.ErrBodyTooLarge):
 		status, msg = http.StatusRequestEntityTooLarge, "this API takes no request bodies; send GET or HEAD without one"
 	}
-	writeError(ctx, status, msg, "") // no path of an unreadable request is trusted: the envelope
+	sink := fastSink{ctx: ctx}
+	api.SetEveryAnswer(sink)
+	api.SendError(sink, "", status, msg) // no path of an unreadable request is trusted: the envelope
 	s.cfg.Logger.LogAttrs(context.Background(), slog.LevelInfo, "unreadable request",
 		slog.String("route", "edge"), slog.Int("status", status), slog.String("err", err.Error()))
 }
@@ -602,42 +637,36 @@ func (s *Server) setBody(ctx *fasthttp.RequestCtx, enc *representation.Encoded, 
 }
 
 // failBody answers 500 for a body whose stored bytes failed their check, as
-// the router does, with the cause logged under a request id.
+// the router does (api.BodyFailed).
 func (s *Server) failBody(ctx *fasthttp.RequestCtx, err error) {
-	id := impl.NewRequestID()
-	s.cfg.Logger.Error("a stored body failed its check", "request_id", id, "path", string(ctx.Path()), "err", err)
+	path := targetPath(ctx)
+	status, msg, id := api.BodyFailed(s.cfg.Logger, err, string(ctx.Method()), path)
+	s.internalError(ctx, path, status, msg, id)
+}
+
+// recover answers a panic as the router's recovery does (api.Recovered), and
+// records it.
+func (s *Server) recover(ctx *fasthttp.RequestCtx, start time.Time) {
+	if v := recover(); v != nil {
+		path := targetPath(ctx)
+		status, msg, id := api.Recovered(s.cfg.Logger, v, string(ctx.Method()), path)
+		s.internalError(ctx, path, status, msg, id)
+		q := api.Request{Method: string(ctx.Method()), Path: path, UserAgent: string(ctx.UserAgent())}
+		s.record(ctx, start, &q, "unmatched", status, nil, false)
+	}
+}
+
+// internalError replaces whatever answer was made with a 500 naming id.
+func (s *Server) internalError(ctx *fasthttp.RequestCtx, path string, status int, msg, id string) {
 	ctx.Response.Reset()
 	ctx.Response.Header.Set("X-Request-Id", id)
-	writeError(ctx, http.StatusInternalServerError, "internal error (request id "+id+"); it has been logged, retry later", targetPath(ctx))
+	sink := fastSink{ctx: ctx}
+	api.SetEveryAnswer(sink)
+	api.SendError(sink, path, status, msg)
 }
 
-func (s *Server) recover(ctx *fasthttp.RequestCtx) {
-	if v := recover(); v != nil {
-		id := impl.NewRequestID()
-		s.cfg.Logger.Error("panic serving request", "request_id", id, "method", string(ctx.Method()), "path", string(ctx.Path()), "panic", v, "stack", string(debug.Stack()))
-		ctx.Response.Reset()
-		ctx.Response.Header.Set("X-Request-Id", id)
-		writeError(ctx, http.StatusInternalServerError, "internal error (request id "+id+"); it has been logged, retry later", targetPath(ctx))
-	}
-}
-
-// writeError answers an error decided at the edge as the router answers one for
-// path (api.ErrorAnswer: a page for a page path, else the envelope), with the
-// fields the router's middleware adds (api.EveryAnswer).
-func writeError(ctx *fasthttp.RequestCtx, status int, msg, path string) {
-	header, body := api.ErrorAnswer(path, status, msg)
-	ctx.SetStatusCode(status)
-	setFields(&ctx.Response.Header, header)
-	setFields(&ctx.Response.Header, api.EveryAnswer)
-	ctx.SetBody(body)
-}
-
-// targetPath is the request target's path, percent-decoded as the router's
-// request has it (raw when it does not decode), for api.ErrorAnswer. It copies.
+// targetPath is the request target's path as the router has it
+// (api.TargetPath), copied: for answers that outlive the request's buffer.
 func targetPath(ctx *fasthttp.RequestCtx) string {
-	path, _, _ := strings.Cut(string(ctx.RequestURI()), "?")
-	if decoded, err := url.PathUnescape(path); err == nil {
-		return decoded
-	}
-	return path
+	return api.TargetPath(string(ctx.RequestURI()))
 }

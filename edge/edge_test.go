@@ -841,7 +841,8 @@ func (b *lockedBuffer) records(t *testing.T) []map[string]any {
 }
 
 // TestEdgeLogsLikeTheRouter: what the edge answers itself is logged as the router
-// logs it — a rejection at Info (route "edge"), a memo answer at Debug (memo true).
+// logs it (api.Record) — a rejection at Info (route "unmatched"), a memo answer
+// at Debug (memo true).
 func TestEdgeLogsLikeTheRouter(t *testing.T) {
 	t.Parallel()
 	repo := edition.Serve(newest(t))
@@ -868,8 +869,8 @@ func TestEdgeLogsLikeTheRouter(t *testing.T) {
 		case r["memo"] == true:
 			memo = r["level"] == "DEBUG" && r["method"] == "GET" && r["path"] == "/v1/version" &&
 				r["status"] == float64(200) && r["route"] != "" && r["user_agent"] == ua
-		case r["route"] == "edge":
-			reject = r["level"] == "INFO" && r["method"] == "DELETE" && r["target"] == "/v1/version" &&
+		case r["route"] == "unmatched":
+			reject = r["level"] == "INFO" && r["method"] == "DELETE" && r["path"] == "/v1/version" &&
 				r["status"] == float64(405) && r["user_agent"] == ua
 		}
 	}

@@ -453,7 +453,7 @@ func TestFasthttpShutdownClosesIdleFromOutside(t *testing.T) {
 	}
 }
 
-// TestFasthttpRawHeadersKeepTransferEncoding (wellFormed, framedByTE): a
+// TestFasthttpRawHeadersKeepTransferEncoding (framedByTE, api.Policy): a
 // request framed by Transfer-Encoding reaches the handler, its chunked body
 // read, with the field still in RawHeaders, where the edge looks for it.
 func TestFasthttpRawHeadersKeepTransferEncoding(t *testing.T) {

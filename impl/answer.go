@@ -39,6 +39,12 @@ type Answer struct {
 	Stream func(http.ResponseWriter, *http.Request)
 }
 
+// StoredBodyFailed is the error of a body whose stored bytes failed their
+// check (representation.Send), whichever server was sending it.
+func StoredBodyFailed(err error) error {
+	return catalog.Internal("a stored body failed its check; the store needs a look", err)
+}
+
 // failed is the answer to err.
 func failed(err error) Answer { return Answer{Err: err} }
 
@@ -87,7 +93,7 @@ func (s *Server) write(w http.ResponseWriter, r *http.Request, a Answer) {
 			}
 		}
 		if err := representation.Write(w, r, &a.Response); err != nil {
-			s.write(w, r, failed(catalog.Internal("a stored body failed its check; the store needs a look", err)))
+			s.write(w, r, failed(StoredBodyFailed(err)))
 		}
 	case a.Err == nil && a.Status != 0:
 		h := w.Header()
@@ -112,11 +118,7 @@ func (s *Server) write(w http.ResponseWriter, r *http.Request, a Answer) {
 			h[v.Name] = v.Value
 		}
 		representation.SetFields(h, a.Fields)
-		if a.Page != nil {
-			WritePageError(w, r, status, func() []byte { return a.Page(status, msg) })
-			return
-		}
-		WriteError(w, status, msg)
+		SendError(representation.HTTPSink{W: w, Req: r}, status, msg, a.Page)
 	}
 }
 

@@ -45,14 +45,24 @@ func ClientError(logger *slog.Logger, method, path string, err error) (status in
 	return status, fmt.Sprintf("%s (request id %s); it has been logged, retry later", catalog.ErrorMessage(err), id), id
 }
 
-// WriteError writes the error envelope.
+// SendError answers an error through s: status, the error's header fields
+// and body, page's HTML when page is not nil, else the JSON envelope. It is
+// the one writer of error answers, whichever server and layer decided them.
+func SendError[S representation.Sink](s S, status int, msg string, page func(status int, msg string) []byte) {
+	fields := representation.ErrorHeader
+	var body []byte
+	if page != nil {
+		fields, body = PageErrorHeader, page(status, msg)
+	} else {
+		body = ErrorJSON(status, msg)
+	}
+	representation.SetAll(s, fields)
+	s.Send(status, nil, body)
+}
+
+// WriteError writes the error envelope through net/http.
 func WriteError(w http.ResponseWriter, status int, msg string) {
-	h := w.Header()
-	h.Del("Content-Length")
-	h.Del("ETag")
-	representation.SetFields(h, representation.ErrorHeader)
-	w.WriteHeader(status)
-	_, _ = w.Write(ErrorJSON(status, msg))
+	SendError(representation.HTTPSink{W: w}, status, msg, nil)
 }
 
 // PageErrorHeader is what an error answered as an HTML page carries.
@@ -63,19 +73,13 @@ var PageErrorHeader = []representation.Field{
 	noSniff,
 }
 
-// WritePageError writes the error page page renders; nothing for a HEAD.
+// WritePageError writes the error page page renders through net/http;
+// nothing of it for a HEAD.
 func WritePageError(w http.ResponseWriter, r *http.Request, status int, page func() []byte) {
-	h := w.Header()
-	h.Del("Content-Length")
-	h.Del("ETag")
-	representation.SetFields(h, PageErrorHeader)
-	w.WriteHeader(status)
-	if r.Method != http.MethodHead {
-		_, _ = w.Write(page())
-	}
+	SendError(representation.HTTPSink{W: w, Req: r}, status, "", func(int, string) []byte { return page() })
 }
 
-// ErrorJSON is the error envelope's body, for writers that are not net/http's.
+// ErrorJSON is the error envelope's body.
 func ErrorJSON(status int, msg string) []byte {
 	b, _ := json.Marshal(gen.Error{Status: status, Error: msg})
 	return b

@@ -118,47 +118,22 @@ func (r *Response) Fields(status int, enc *Encoded, buf []*Field) []*Field {
 // MaxFields is room for the fields of any Response.
 const MaxFields = 12
 
-// Write answers req with r through net/http (no body for HEAD or a 304). A
-// body read from a store is read first: when it fails its check, the error
-// is returned and nothing is written. It allocates nothing for bytes in
-// memory or in the cache.
+// Write answers req with r through net/http (Send). A body read from a store
+// is read first: when it fails its check, the error is returned and nothing
+// is written.
 func Write(w http.ResponseWriter, req *http.Request, r *Response) error {
-	status, enc := r.Negotiate(req.Header["Accept-Encoding"], req.Header["If-None-Match"])
-	var body []byte
-	if status != http.StatusNotModified && req.Method != http.MethodHead {
-		var err error
-		if body, err = enc.Read(); err != nil {
-			return err
-		}
-	}
-	writeHeader(w, r, status, enc)
-	if body != nil {
-		_, _ = w.Write(body)
-	}
-	return nil
+	_, _, err := Send(HTTPSink{W: w, Req: req}, r, req.Header["Accept-Encoding"], req.Header["If-None-Match"])
+	return err
 }
 
 // WriteHeader is Write without the body: it returns the representation to
 // send (nil for HEAD or a 304), for a caller that sends the bytes itself.
 func WriteHeader(w http.ResponseWriter, req *http.Request, r *Response) *Encoded {
-	status, enc := r.Negotiate(req.Header["Accept-Encoding"], req.Header["If-None-Match"])
-	writeHeader(w, r, status, enc)
+	status, enc, _ := Send(HTTPSink{W: w, Req: req, HeadOnly: true}, r, req.Header["Accept-Encoding"], req.Header["If-None-Match"])
 	if status == http.StatusNotModified || req.Method == http.MethodHead {
 		return nil
 	}
 	return enc
-}
-
-func writeHeader(w http.ResponseWriter, r *Response, status int, enc *Encoded) {
-	h := w.Header()
-	var buf [MaxFields]*Field
-	for _, f := range r.Fields(status, enc, buf[:0]) {
-		h[f.Name] = f.Value
-	}
-	if status != http.StatusNotModified {
-		h["Content-Length"] = enc.LengthHeader
-	}
-	w.WriteHeader(status)
 }
 
 // SetFields puts fields into a net/http header.
