@@ -391,11 +391,11 @@ func (f fastSink) Body(enc *representation.Encoded) ([]byte, error) {
 	return nil, f.s.setBody(f.ctx, enc, f.sp)
 }
 
-// Send sets the status, and a body made for this request alone (fasthttp
-// copies it, and sends none for a HEAD).
+// Send sets the status, and a body made for this request alone (copied; none
+// for a HEAD, whose answer then has no Content-Length, as the router's).
 func (f fastSink) Send(status int, enc *representation.Encoded, body []byte) {
 	f.ctx.SetStatusCode(status)
-	if enc == nil && body != nil {
+	if enc == nil && body != nil && !f.ctx.IsHead() {
 		f.ctx.SetBody(body)
 	}
 }
@@ -425,8 +425,9 @@ func (s *Server) entry(res representation.Response) entry {
 
 // fromMemo answers a request api.EdgeMayAnswer lets the edge answer when the
 // router's handler has described the answer for its target from the active
-// edition. TestBothStacksAnswerAlike holds the memo and the router to the
-// same answers.
+// edition. TestMemoMatchesRouter (every target, every way of asking) and
+// TestBothStacksAnswerAlike (the policy's matrix) hold the memo and the
+// router to the same answers.
 func (s *Server) fromMemo(ctx *fasthttp.RequestCtx, start time.Time, q *api.Request) bool {
 	m := s.memo.Load()
 	if m.ed == nil || !api.EdgeMayAnswer(q.Method, q.Target) {
