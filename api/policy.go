@@ -52,7 +52,10 @@ func RequestOf(r *http.Request) Request {
 // the query, the scheme and host of an absolute form, percent-decoded (as
 // sent when it does not decode). It allocates only to decode.
 func TargetPath(target string) string {
-	path, _, _ := strings.Cut(target, "?")
+	path := target
+	if i := strings.IndexByte(target, '?'); i >= 0 {
+		path = target[:i]
+	}
 	if !strings.HasPrefix(path, "/") {
 		if _, rest, ok := strings.Cut(path, "://"); ok {
 			if i := strings.IndexByte(rest, '/'); i >= 0 {
@@ -120,16 +123,29 @@ var Policy = []Rule{
 // routed, else the others: the first rule that stops it gives the answer.
 // It allocates nothing.
 func Check(q Request, routed bool) (Stop, bool) {
-	for _, r := range Policy {
-		if r.Routed != routed {
-			continue
-		}
-		if st, stop := r.Check(q); stop {
+	rules := phases[0]
+	if routed {
+		rules = phases[1]
+	}
+	for _, check := range rules {
+		if st, stop := check(q); stop {
 			return st, true
 		}
 	}
 	return Stop{}, false
 }
+
+// phases are Policy's checks before a route is known and once it is, in order.
+var phases = func() (p [2][]func(Request) (Stop, bool)) {
+	for _, r := range Policy {
+		i := 0
+		if r.Routed {
+			i = 1
+		}
+		p[i] = append(p[i], r.Check)
+	}
+	return p
+}()
 
 // Refuse writes st, the answer to a request for path a rule stopped, through s.
 func Refuse[S representation.Sink](s S, path string, st Stop) {
