@@ -47,7 +47,7 @@ type Server struct {
 	// answers kept; 0 means DefaultQueryMemoBytes.
 	QueryCacheBytes, QueryMemoBytes int64
 
-	push        push
+	held        held
 	archives    archives
 	logos       logoCache
 	currentOnce sync.Once
