@@ -12,7 +12,7 @@ BUILDFLAGS := -gcflags=all=-dwarf=false -ldflags=-w
 BUILDENV   := CGO_ENABLED=0
 # The packages whose tests run longest (they wait on the database and on scheduled
 # switches) go first, so their waits overlap the compiling of the rest.
-SLOWFIRST  := ./replica ./pipeline ./mirror
+SLOWFIRST  := ./replica ./pipeline ./follow
 # Tests write their stores under a tmpfs when the machine has one with 2 GiB free:
 # every import fsyncs, and on disk that was a third of the pipeline tests' time
 # (make test 165 s on disk, 140 s on /dev/shm; the tests' peak there is 0.7 GB).
@@ -28,22 +28,22 @@ all: test
 help:
 	@sed -nE 's/^## ([a-z-]+): /\1|/p' $(MAKEFILE_LIST) | awk -F'|' '{printf "  %-15s %s\n", $$1, $$2}'
 
-# impl's methods for the plain catalog routes (tools/handlergen; go:generate in impl).
+# handler's methods for the plain catalog routes (tools/handlergen; go:generate in handler).
 HANDLERGEN := $(BUILDENV) $(GO) run $(BUILDFLAGS) ./tools/handlergen -spec openapi.yaml -catalog catalog/category.go
 
-## generate: rewrite gen/ and impl/catalog_methods.gen.go from openapi.yaml
+## generate: rewrite gen/ and handler/catalog_methods.gen.go from openapi.yaml
 generate:
 	cd gen && $(OAPI) -config config.yaml ../openapi.yaml
-	$(HANDLERGEN) -out impl/catalog_methods.gen.go
+	$(HANDLERGEN) -out handler/catalog_methods.gen.go
 
-## check-generate: fail when gen/ or impl/catalog_methods.gen.go differs from what openapi.yaml generates
+## check-generate: fail when gen/ or handler/catalog_methods.gen.go differs from what openapi.yaml generates
 check-generate:
 	@tmp=$$(mktemp -d) && trap 'rm -rf $$tmp' EXIT && \
 	sed "s#^output:.*#output: $$tmp/refdata.gen.go#" gen/config.yaml > $$tmp/config.yaml && \
 	$(OAPI) -config $$tmp/config.yaml openapi.yaml && \
 	$(HANDLERGEN) -out $$tmp/catalog_methods.gen.go && \
-	if cmp -s $$tmp/refdata.gen.go gen/refdata.gen.go && cmp -s $$tmp/catalog_methods.gen.go impl/catalog_methods.gen.go; then echo "gen/ and impl/catalog_methods.gen.go are up to date"; \
-	else echo "gen/ or impl/catalog_methods.gen.go is out of date with openapi.yaml: run 'make generate' and commit"; exit 1; fi
+	if cmp -s $$tmp/refdata.gen.go gen/refdata.gen.go && cmp -s $$tmp/catalog_methods.gen.go handler/catalog_methods.gen.go; then echo "gen/ and handler/catalog_methods.gen.go are up to date"; \
+	else echo "gen/ or handler/catalog_methods.gen.go is out of date with openapi.yaml: run 'make generate' and commit"; exit 1; fi
 
 ## build: bin/refdata, stamped with its commit (refdata version; -buildvcs=auto wins over a GOFLAGS that turns stamping off)
 build:

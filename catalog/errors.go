@@ -5,7 +5,7 @@ import (
 	"fmt"
 )
 
-// The error codes every layer speaks (package impl maps them to statuses). An
+// The error codes every layer speaks (package handler maps them to statuses). An
 // error without one is internal: its text is for the log, never a client.
 const (
 	EINVALID     = "invalid"     // the request or input is malformed

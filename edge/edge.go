@@ -1,10 +1,10 @@
 // Package edge owns the listening socket: HTTP/1.1 with fasthttp (net/http
 // cost about twice nginx's CPU per answer), and a memo of the request targets
-// the router (package api) has answered from the active edition's bodies, so
+// the router (package router) has answered from the active edition's bodies, so
 // the next request for one is answered without routing or handler. Every
-// request meets the API's policy first (api.Check), as on the router; what
+// request meets the API's policy first (router.Check), as on the router; what
 // the memo cannot answer takes the router, where the API's behaviour is
-// decided; api.EdgeMayAnswer says which requests the memo may answer.
+// decided; router.EdgeMayAnswer says which requests the memo may answer.
 package edge
 
 import (
@@ -27,21 +27,21 @@ import (
 	"github.com/valyala/fasthttp"
 	"github.com/valyala/fasthttp/fasthttpadaptor"
 
-	"github.com/refdata/refdata/api"
 	"github.com/refdata/refdata/edition"
-	"github.com/refdata/refdata/impl"
+	"github.com/refdata/refdata/handler"
 	"github.com/refdata/refdata/representation"
+	"github.com/refdata/refdata/router"
 )
 
 // Config wires a Server.
 type Config struct {
-	// Router answers every request the memo cannot: api.New's handler.
+	// Router answers every request the memo cannot: router.New's handler.
 	Router http.Handler
 	// Active returns the edition being served; the memo belongs to one edition
 	// and is dropped when another becomes active (or at once by ActiveChanged).
 	Active func() *edition.Edition
 	// Metrics records the requests the edge answers itself; nil records nothing.
-	Metrics *api.HTTPMetrics
+	Metrics *router.HTTPMetrics
 	Logger  *slog.Logger
 	// MemoLimit caps the memo's entries per edition; 0 means DefaultMemoLimit.
 	MemoLimit int
@@ -55,7 +55,7 @@ type Config struct {
 	// reading of any request; 0 means DefaultReadTimeout.
 	ReadTimeout time.Duration
 	// Hold, when set, holds a request for /v1/version?wait= on its
-	// connection's goroutine (impl.Server.HoldForChange) rather than the
+	// connection's goroutine (handler.Server.HoldForChange) rather than the
 	// router, whose adaptor adds a goroutine per request. Its ctx ends when
 	// the client leaves or the server shuts down.
 	Hold func(ctx context.Context, remoteAddr, wait string, acceptEncoding, ifNoneMatch []string) (representation.Response, bool)
@@ -233,7 +233,7 @@ func (c *drainConn) close() error {
 	return err
 }
 
-// handle answers a request: the policy first (api.Policy, as the router
+// handle answers a request: the policy first (router.Policy, as the router
 // applies it), then the memo, a held wait, or the router.
 func (s *Server) handle(ctx *fasthttp.RequestCtx) {
 	start := time.Now()
@@ -241,12 +241,12 @@ func (s *Server) handle(ctx *fasthttp.RequestCtx) {
 	if !s.speaksHTTP1(ctx, start) {
 		return
 	}
-	q := api.Request{
+	q := router.Request{
 		Method: method(ctx), Target: str(ctx.RequestURI()),
 		UserAgent: str(ctx.Request.Header.UserAgent()), Framed: framedByTE(ctx.Request.Header.RawHeaders()),
 	}
-	q.Path = api.TargetPath(q.Target)
-	if st, stop := api.Check(q, false); stop {
+	q.Path = router.TargetPath(q.Target)
+	if st, stop := router.Check(q, false); stop {
 		s.refuse(ctx, start, &q, st)
 		return
 	}
@@ -259,14 +259,14 @@ var versionPath = []byte("/v1/version")
 
 // holdForChange holds and answers a wait for the next version (Config.Hold)
 // when the router would hold it.
-func (s *Server) holdForChange(ctx *fasthttp.RequestCtx, q *api.Request) bool {
+func (s *Server) holdForChange(ctx *fasthttp.RequestCtx, q *router.Request) bool {
 	if s.cfg.Hold == nil {
 		return false
 	}
 	if path, _, _ := bytes.Cut(ctx.RequestURI(), []byte("?")); !bytes.Equal(path, versionPath) {
 		return false
 	}
-	if _, stop := api.Check(*q, true); stop {
+	if _, stop := router.Check(*q, true); stop {
 		return false // the router refuses it
 	}
 	wait := ctx.QueryArgs().PeekMulti("wait")
@@ -330,8 +330,8 @@ func (s *Server) speaksHTTP1(ctx *fasthttp.RequestCtx, start time.Time) bool {
 		return true
 	}
 	ctx.SetConnectionClose()
-	q := api.Request{Method: string(ctx.Method()), Path: targetPath(ctx), UserAgent: string(ctx.UserAgent())}
-	s.refuse(ctx, start, &q, api.Stop{Status: http.StatusBadRequest, Message: fmt.Sprintf("%.16q is not HTTP/1.0 or HTTP/1.1; this server speaks HTTP/1.x", ctx.Request.Header.Protocol())})
+	q := router.Request{Method: string(ctx.Method()), Path: targetPath(ctx), UserAgent: string(ctx.UserAgent())}
+	s.refuse(ctx, start, &q, router.Stop{Status: http.StatusBadRequest, Message: fmt.Sprintf("%.16q is not HTTP/1.0 or HTTP/1.1; this server speaks HTTP/1.x", ctx.Request.Header.Protocol())})
 	return false
 }
 
@@ -357,17 +357,17 @@ func framedByTE(raw []byte) bool {
 }
 
 // refuse answers a request the policy stopped, as the router would
-// (api.Refuse), and records it as the router records its answers.
-func (s *Server) refuse(ctx *fasthttp.RequestCtx, start time.Time, q *api.Request, st api.Stop) {
+// (router.Refuse), and records it as the router records its answers.
+func (s *Server) refuse(ctx *fasthttp.RequestCtx, start time.Time, q *router.Request, st router.Stop) {
 	sink := fastSink{ctx: ctx}
-	api.SetEveryAnswer(sink)
-	api.Refuse(sink, q.Path, st)
+	router.SetEveryAnswer(sink)
+	router.Refuse(sink, q.Path, st)
 	s.record(ctx, start, q, "unmatched", st.Status, nil, false)
 }
 
-// record records an answer the edge gave itself (api.Record).
-func (s *Server) record(ctx *fasthttp.RequestCtx, start time.Time, q *api.Request, route string, status int, obs prometheus.Observer, memo bool) {
-	api.Record(s.cfg.Logger, s.cfg.Metrics, obs, &api.Exchange{
+// record records an answer the edge gave itself (router.Record).
+func (s *Server) record(ctx *fasthttp.RequestCtx, start time.Time, q *router.Request, route string, status int, obs prometheus.Observer, memo bool) {
+	router.Record(s.cfg.Logger, s.cfg.Metrics, obs, &router.Exchange{
 		Method: q.Method, Path: q.Path, UserAgent: q.UserAgent,
 		Route: route, Status: status, Elapsed: time.Since(start), Memo: memo,
 	})
@@ -423,14 +423,14 @@ func (s *Server) entry(res representation.Response) entry {
 	return e
 }
 
-// fromMemo answers a request api.EdgeMayAnswer lets the edge answer when the
+// fromMemo answers a request router.EdgeMayAnswer lets the edge answer when the
 // router's handler has described the answer for its target from the active
 // edition. TestMemoMatchesRouter (every target, every way of asking) and
 // TestBothStacksAnswerAlike (the policy's matrix) hold the memo and the
 // router to the same answers.
-func (s *Server) fromMemo(ctx *fasthttp.RequestCtx, start time.Time, q *api.Request) bool {
+func (s *Server) fromMemo(ctx *fasthttp.RequestCtx, start time.Time, q *router.Request) bool {
 	m := s.memo.Load()
-	if m.ed == nil || !api.EdgeMayAnswer(q.Method, q.Target) {
+	if m.ed == nil || !router.EdgeMayAnswer(q.Method, q.Target) {
 		return false
 	}
 	m.mu.RLock()
@@ -439,7 +439,7 @@ func (s *Server) fromMemo(ctx *fasthttp.RequestCtx, start time.Time, q *api.Requ
 	if e == nil || m.ed != s.cfg.Active() {
 		return false // the router answers: a new target, or a new edition
 	}
-	if st, stop := api.Check(*q, true); stop { // the target is a route's
+	if st, stop := router.Check(*q, true); stop { // the target is a route's
 		s.refuse(ctx, start, q, st)
 		return true
 	}
@@ -452,17 +452,17 @@ func (s *Server) fromMemo(ctx *fasthttp.RequestCtx, start time.Time, q *api.Requ
 }
 
 // answer writes e's Response as the router writes it (representation.Send),
-// with the fields every answer carries (api.SetEveryAnswer), and records it
+// with the fields every answer carries (router.SetEveryAnswer), and records it
 // as the router would, timed from start; sp is the memo's spill file (nil:
 // held, not memoized).
-func (s *Server) answer(ctx *fasthttp.RequestCtx, start time.Time, q *api.Request, e *entry, ae, inm []string, sp *spill) {
+func (s *Server) answer(ctx *fasthttp.RequestCtx, start time.Time, q *router.Request, e *entry, ae, inm []string, sp *spill) {
 	sink := fastSink{ctx: ctx, s: s, sp: sp}
 	status, _, err := representation.Send(sink, &e.res, ae, inm)
 	if err != nil {
 		s.failBody(ctx, err)
 		return
 	}
-	api.SetEveryAnswer(sink)
+	router.SetEveryAnswer(sink)
 	obs := e.ok
 	if status == http.StatusNotModified {
 		obs = e.notModified
@@ -471,19 +471,19 @@ func (s *Server) answer(ctx *fasthttp.RequestCtx, start time.Time, q *api.Reques
 }
 
 // route hands the request to the router and remembers the Response its handler
-// described, if api.EdgeMayAnswer lets the edge answer the target. A described
-// answer's body is the edition's own bytes, set here (impl.Description.BodyByCaller).
+// described, if router.EdgeMayAnswer lets the edge answer the target. A described
+// answer's body is the edition's own bytes, set here (handler.Description.BodyByCaller).
 func (s *Server) route(ctx *fasthttp.RequestCtx) {
-	d := impl.Description{BodyByCaller: true}
-	ctx.SetUserValue(impl.DescribeKey, &d)
-	if api.MayTakeLong(str(ctx.RequestURI())) {
+	d := handler.Description{BodyByCaller: true}
+	ctx.SetUserValue(handler.DescribeKey, &d)
+	if router.MayTakeLong(str(ctx.RequestURI())) {
 		cc, done := s.clientContext(ctx)
 		ctx.SetUserValue(clientContextKey{}, cc)
 		defer ctx.RemoveUserValue(clientContextKey{})
 		defer done()
 	}
 	s.router(ctx)
-	ctx.RemoveUserValue(impl.DescribeKey)
+	ctx.RemoveUserValue(handler.DescribeKey)
 	if d.Sent != nil {
 		if err := s.setBody(ctx, d.Sent, nil); err != nil {
 			s.failBody(ctx, err)
@@ -495,12 +495,12 @@ func (s *Server) route(ctx *fasthttp.RequestCtx) {
 		// why, and answers a text/plain 500: TestFasthttpAdaptorFailure): the
 		// request is at fault.
 		ctx.Response.Reset()
-		q := api.Request{Method: string(ctx.Method()), Path: targetPath(ctx), UserAgent: string(ctx.UserAgent())}
-		s.refuse(ctx, time.Now(), &q, api.Stop{Status: http.StatusBadRequest, Message: "the request target cannot be parsed; send an origin-form path such as /v1/weapons"})
+		q := router.Request{Method: string(ctx.Method()), Path: targetPath(ctx), UserAgent: string(ctx.UserAgent())}
+		s.refuse(ctx, time.Now(), &q, router.Stop{Status: http.StatusBadRequest, Message: "the request target cannot be parsed; send an origin-form path such as /v1/weapons"})
 		return
 	}
 	if st := ctx.Response.StatusCode(); d.Body != nil && (st == fasthttp.StatusOK || st == fasthttp.StatusNotModified) &&
-		api.EdgeMayAnswer(method(ctx), str(ctx.RequestURI())) {
+		router.EdgeMayAnswer(method(ctx), str(ctx.RequestURI())) {
 		s.remember(string(ctx.RequestURI()), d)
 	}
 }
@@ -508,7 +508,7 @@ func (s *Server) route(ctx *fasthttp.RequestCtx) {
 var vText = []byte("text/plain")
 
 // remember keeps the described Response for target in its edition's memo.
-func (s *Server) remember(target string, d impl.Description) {
+func (s *Server) remember(target string, d handler.Description) {
 	m := s.memo.Load()
 	if m.ed != d.Edition {
 		if d.Edition != s.cfg.Active() {
@@ -615,8 +615,8 @@ func (s *Server) badRequest(ctx *fasthttp.RequestCtx, err error) {
 		status, msg = http.StatusRequestEntityTooLarge, "this API takes no request bodies; send GET or HEAD without one"
 	}
 	sink := fastSink{ctx: ctx}
-	api.SetEveryAnswer(sink)
-	api.SendError(sink, "", status, msg) // no path of an unreadable request is trusted: the envelope
+	router.SetEveryAnswer(sink)
+	router.SendError(sink, "", status, msg) // no path of an unreadable request is trusted: the envelope
 	s.cfg.Logger.LogAttrs(context.Background(), slog.LevelInfo, "unreadable request",
 		slog.String("route", "edge"), slog.Int("status", status), slog.String("err", err.Error()))
 }
@@ -638,21 +638,21 @@ func (s *Server) setBody(ctx *fasthttp.RequestCtx, enc *representation.Encoded, 
 }
 
 // failBody answers 500 for a body whose stored bytes failed their check, as
-// the router does (api.BodyFailed).
+// the router does (router.BodyFailed).
 func (s *Server) failBody(ctx *fasthttp.RequestCtx, err error) {
 	path := targetPath(ctx)
-	status, msg, id := api.BodyFailed(s.cfg.Logger, err, string(ctx.Method()), path)
+	status, msg, id := router.BodyFailed(s.cfg.Logger, err, string(ctx.Method()), path)
 	s.internalError(ctx, path, status, msg, id)
 }
 
-// recover answers a panic as the router's recovery does (api.Recovered), and
+// recover answers a panic as the router's recovery does (router.Recovered), and
 // records it.
 func (s *Server) recover(ctx *fasthttp.RequestCtx, start time.Time) {
 	if v := recover(); v != nil {
 		path := targetPath(ctx)
-		status, msg, id := api.Recovered(s.cfg.Logger, v, string(ctx.Method()), path)
+		status, msg, id := router.Recovered(s.cfg.Logger, v, string(ctx.Method()), path)
 		s.internalError(ctx, path, status, msg, id)
-		q := api.Request{Method: string(ctx.Method()), Path: path, UserAgent: string(ctx.UserAgent())}
+		q := router.Request{Method: string(ctx.Method()), Path: path, UserAgent: string(ctx.UserAgent())}
 		s.record(ctx, start, &q, "unmatched", status, nil, false)
 	}
 }
@@ -662,12 +662,12 @@ func (s *Server) internalError(ctx *fasthttp.RequestCtx, path string, status int
 	ctx.Response.Reset()
 	ctx.Response.Header.Set("X-Request-Id", id)
 	sink := fastSink{ctx: ctx}
-	api.SetEveryAnswer(sink)
-	api.SendError(sink, path, status, msg)
+	router.SetEveryAnswer(sink)
+	router.SendError(sink, path, status, msg)
 }
 
 // targetPath is the request target's path as the router has it
-// (api.TargetPath), copied: for answers that outlive the request's buffer.
+// (router.TargetPath), copied: for answers that outlive the request's buffer.
 func targetPath(ctx *fasthttp.RequestCtx) string {
-	return api.TargetPath(string(ctx.RequestURI()))
+	return router.TargetPath(string(ctx.RequestURI()))
 }

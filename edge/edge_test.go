@@ -30,14 +30,14 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/valyala/fasthttp"
 
-	"github.com/refdata/refdata/api"
-	"github.com/refdata/refdata/api/apitest"
 	"github.com/refdata/refdata/catalog"
 	"github.com/refdata/refdata/edition"
 	"github.com/refdata/refdata/fixtures"
-	"github.com/refdata/refdata/impl"
+	"github.com/refdata/refdata/handler"
 	"github.com/refdata/refdata/media"
 	"github.com/refdata/refdata/representation"
+	"github.com/refdata/refdata/router"
+	"github.com/refdata/refdata/router/apitest"
 )
 
 const ua = "refdata-test/1.0 (+http://localhost)"
@@ -117,7 +117,7 @@ func (s *swappable) RetainedEdition(string) (*edition.Edition, error) {
 	return nil, catalog.Errorf(catalog.ENOTFOUND, "not retained")
 }
 
-func router(t testing.TB, repo edition.Repository) http.Handler {
+func testRouter(t testing.TB, repo edition.Repository) http.Handler {
 	t.Helper()
 	lib, err := media.OpenDir(t.TempDir())
 	if err == nil {
@@ -126,7 +126,7 @@ func router(t testing.TB, repo edition.Repository) http.Handler {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := api.New(&impl.Server{Repo: repo, Media: lib}, slog.New(slog.DiscardHandler), api.NewHTTPMetrics(prometheus.NewRegistry()))
+	h, err := router.New(&handler.Server{Repo: repo, Media: lib}, slog.New(slog.DiscardHandler), router.NewHTTPMetrics(prometheus.NewRegistry()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -296,11 +296,11 @@ func union(a, b http.Header) []string {
 
 // targets are the request targets the edge serves: every GET path of the spec but
 // the diffs, metrics, exports, the version stream and the recolored logos (never an
-// edition's body; the api tests cover them), with the first UUID of its catalog and the two sample
+// edition's body; the router tests cover them), with the first UUID of its catalog and the two sample
 // versions (a pinned route names the active one), with and without a language.
 // memo tells whether the memo keeps the
-// target: it keeps only bodies an edition owns (impl describes only those), so the pages, /v1/versions and the probes always take
-// the router; so do the bulk files (api.EdgeMayAnswer).
+// target: it keeps only bodies an edition owns (handler describes only those), so the pages, /v1/versions and the probes always take
+// the router; so do the bulk files (router.EdgeMayAnswer).
 func targets(t *testing.T, ed, older *edition.Edition) (out []string, memo map[string]bool) {
 	doc, err := catalog.Spec()
 	if err != nil {
@@ -324,7 +324,7 @@ func targets(t *testing.T, ed, older *edition.Edition) (out []string, memo map[s
 		sum := sha256.Sum256([]byte(mediaBytes))
 		p = strings.Replace(p, "{sha256}", hex.EncodeToString(sum[:]), 1)
 		if strings.Contains(p, "{uuid}") {
-			name, _, _ := strings.Cut(strings.TrimPrefix(strings.TrimPrefix(path, impl.PinnedPrefix), "/v1"), "/{uuid}")
+			name, _, _ := strings.Cut(strings.TrimPrefix(strings.TrimPrefix(path, handler.PinnedPrefix), "/v1"), "/{uuid}")
 			name = name[1:]
 			c, ok := catalog.CategoryNamed(name)
 			if !ok {
@@ -348,7 +348,7 @@ func targets(t *testing.T, ed, older *edition.Edition) (out []string, memo map[s
 func everyTarget(t *testing.T) (ed *edition.Edition, r http.Handler, all []string, memo map[string]bool) {
 	s := loadSample(t)
 	all, memo = targets(t, s.newest, s.older)
-	return s.newest, router(t, s.repo), all, memo
+	return s.newest, testRouter(t, s.repo), all, memo
 }
 
 // TestMemoMatchesRouter holds the memo to the router: for every target and every
@@ -438,9 +438,9 @@ func TestDescriptionsNameTheirRoute(t *testing.T) {
 	ed, r, all, memo := everyTarget(t)
 	c := apitest.New(t)
 	for _, target := range all {
-		var d impl.Description
+		var d handler.Description
 		rctx := chi.NewRouteContext()
-		ctx := context.WithValue(context.WithValue(context.Background(), impl.DescribeKey, &d), chi.RouteCtxKey, rctx)
+		ctx := context.WithValue(context.WithValue(context.Background(), handler.DescribeKey, &d), chi.RouteCtxKey, rctx)
 		res := c.Do(t, r, request("GET", target).WithContext(ctx))
 		if res.StatusCode != http.StatusOK {
 			t.Fatalf("%s: %d", target, res.StatusCode)
@@ -468,7 +468,7 @@ func TestMemoFollowsActiveEdition(t *testing.T) {
 	eds := []*edition.Edition{s.older, s.newest}
 	repo := &swappable{}
 	repo.ed.Store(eds[0])
-	h := start(t, Config{Router: router(t, repo), Active: repo.Active})
+	h := start(t, Config{Router: testRouter(t, repo), Active: repo.Active})
 	byID := map[string]*edition.Edition{}
 	for _, ed := range eds {
 		byID[ed.ManifestID] = ed
@@ -549,7 +549,7 @@ func TestActiveChangedLetsThePreviousEditionGo(t *testing.T) {
 			repo.ed.Store(old)
 			// The answer's body passes through its connection, which stays
 			// open between requests and must not keep it either.
-			h := start(t, Config{Router: router(t, repo), Active: repo.Active})
+			h := start(t, Config{Router: testRouter(t, repo), Active: repo.Active})
 			for range 2 {
 				if res := h.do(t, request("GET", "/v1/version")); res.status != http.StatusOK {
 					t.Fatalf("status %d", res.status)
@@ -585,7 +585,7 @@ func TestActiveChangedLetsThePreviousEditionGo(t *testing.T) {
 func TestMemoHoldsOnlyPlainTargets(t *testing.T) {
 	t.Parallel()
 	repo := edition.Serve(newest(t))
-	r := router(t, repo)
+	r := testRouter(t, repo)
 	h := start(t, Config{Router: r, Active: repo.Active, MemoLimit: 4})
 	for _, tc := range []struct {
 		target string
@@ -630,7 +630,7 @@ func lines(req *http.Request, key string, values ...string) *http.Request {
 func TestMemoKeepsTheRules(t *testing.T) {
 	t.Parallel()
 	repo := edition.Serve(newest(t))
-	r := router(t, repo)
+	r := testRouter(t, repo)
 	h := start(t, Config{Router: r, Active: repo.Active})
 	const target = "/v1/currencies"
 	h.do(t, request("GET", target))
@@ -655,7 +655,7 @@ func TestMemoKeepsTheRules(t *testing.T) {
 func TestUnreadableRequests(t *testing.T) {
 	t.Parallel()
 	repo := edition.Serve(newest(t))
-	h := start(t, Config{Router: router(t, repo), Active: repo.Active})
+	h := start(t, Config{Router: testRouter(t, repo), Active: repo.Active})
 	for _, tc := range []struct {
 		name, raw string
 		status    int
@@ -708,7 +708,7 @@ func TestUnreadableRequests(t *testing.T) {
 func TestPanicLeavesServerUp(t *testing.T) {
 	t.Parallel()
 	repo := edition.Serve(newest(t))
-	r := router(t, repo)
+	r := testRouter(t, repo)
 	h := start(t, Config{Router: http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		if req.Header.Get("X-Boom") != "" {
 			panic(http.ErrAbortHandler) // the one panic the router's recoverer passes on
@@ -756,7 +756,7 @@ func answered(ctx *fasthttp.RequestCtx) response {
 
 func memoServer(t testing.TB) *Server {
 	repo := edition.Serve(newest(t))
-	return New(Config{Router: router(t, repo), Active: repo.Active, Metrics: api.NewHTTPMetrics(prometheus.NewRegistry())})
+	return New(Config{Router: testRouter(t, repo), Active: repo.Active, Metrics: router.NewHTTPMetrics(prometheus.NewRegistry())})
 }
 
 // hot lists the request paths the benchmarks and the allocation test use: a
@@ -841,14 +841,14 @@ func (b *lockedBuffer) records(t *testing.T) []map[string]any {
 }
 
 // TestEdgeLogsLikeTheRouter: what the edge answers itself is logged as the router
-// logs it (api.Record) — a rejection at Info (route "unmatched"), a memo answer
+// logs it (router.Record) — a rejection at Info (route "unmatched"), a memo answer
 // at Debug (memo true).
 func TestEdgeLogsLikeTheRouter(t *testing.T) {
 	t.Parallel()
 	repo := edition.Serve(newest(t))
 	var logs lockedBuffer
 	logger := slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	h := start(t, Config{Router: router(t, repo), Active: repo.Active, Logger: logger})
+	h := start(t, Config{Router: testRouter(t, repo), Active: repo.Active, Logger: logger})
 	for range 2 { // the first is routed and remembered, the second answered from the memo
 		if res := h.do(t, request("GET", "/v1/version")); res.status != http.StatusOK {
 			t.Fatalf("/v1/version: %d", res.status)
@@ -887,7 +887,7 @@ func TestEdgeLogsLikeTheRouter(t *testing.T) {
 func TestRoutedRequestsOwnTheirStrings(t *testing.T) {
 	t.Parallel()
 	repo := edition.Serve(newest(t))
-	r := router(t, repo)
+	r := testRouter(t, repo)
 	type seen struct{ method, uri, path, host, probe, key string }
 	var kept []seen
 	var mu sync.Mutex
@@ -927,7 +927,7 @@ func TestRoutedRequestsOwnTheirStrings(t *testing.T) {
 func TestPipelinedAnswersKeepTheirOrder(t *testing.T) {
 	t.Parallel()
 	repo := edition.Serve(newest(t))
-	r := router(t, repo)
+	r := testRouter(t, repo)
 	const small, large, routed = "/v1/version", "/v1/weapons", "/v1/versions"
 	h := start(t, Config{Router: r, Active: repo.Active})
 	etag := direct(r, request("GET", large)).header.Get("ETag")

@@ -312,7 +312,7 @@ func TestFasthttpAdaptorFailure(t *testing.T) {
 	}
 }
 
-// TestFasthttpAdaptorRequestContext (route, detached, impl.DescribeKey): the
+// TestFasthttpAdaptorRequestContext (route, detached, handler.DescribeKey): the
 // adaptor's net/http request has the RequestCtx's user values as its
 // context's values, and the adaptor returns only once the handler has (what
 // it wrote before returning is there): the handler describes its answer
@@ -453,7 +453,7 @@ func TestFasthttpShutdownClosesIdleFromOutside(t *testing.T) {
 	}
 }
 
-// TestFasthttpRawHeadersKeepTransferEncoding (framedByTE, api.Policy): a
+// TestFasthttpRawHeadersKeepTransferEncoding (framedByTE, router.Policy): a
 // request framed by Transfer-Encoding reaches the handler, its chunked body
 // read, with the field still in RawHeaders, where the edge looks for it.
 func TestFasthttpRawHeadersKeepTransferEncoding(t *testing.T) {

@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/refdata/refdata/api/apitest"
 	"github.com/refdata/refdata/edition"
+	"github.com/refdata/refdata/router/apitest"
 )
 
 // FuzzRequest feeds raw bytes to the edge as one connection's input: whatever
@@ -30,7 +30,7 @@ func FuzzRequest(f *testing.F) {
 	f.Add([]byte("GET /v1/weapons?language=de-DE HTTP/1.0\r\nUser-Agent: t/1\r\nAccept-Encoding: br;q=0.5, gzip\r\n\r\n"))
 
 	repo := edition.Serve(newest(f))
-	s := New(Config{Router: router(f, repo), Active: repo.Active})
+	s := New(Config{Router: testRouter(f, repo), Active: repo.Active})
 	checker := apitest.New(f)
 	f.Fuzz(func(t *testing.T, in []byte) {
 		c := &memConn{in: bytes.NewReader(in)}

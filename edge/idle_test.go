@@ -57,7 +57,7 @@ func TestIdleConnectionsHoldNoBuffers(t *testing.T) {
 // for their next one; each answers again after that.
 func idleConnectionHeap(t *testing.T, opt func(*Server)) int64 {
 	repo := edition.Serve(newest(t))
-	r := router(t, repo)
+	r := testRouter(t, repo)
 	h := start(t, Config{Router: r, Active: repo.Active}, opt)
 	req := request("GET", "/v1/version")
 	want := direct(r, req)

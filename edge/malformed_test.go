@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/refdata/refdata/api/apitest"
 	"github.com/refdata/refdata/edition"
+	"github.com/refdata/refdata/router/apitest"
 )
 
 // malformed are request shapes a hostile or careless client sends; each must get
@@ -60,7 +60,7 @@ var malformed = []struct {
 func TestMalformedAtTheEdge(t *testing.T) {
 	t.Parallel()
 	repo := edition.Serve(newest(t))
-	h := start(t, Config{Router: router(t, repo), Active: repo.Active})
+	h := start(t, Config{Router: testRouter(t, repo), Active: repo.Active})
 	c := apitest.New(t)
 	for _, tc := range malformed {
 		t.Run(tc.name, func(t *testing.T) {
@@ -94,7 +94,7 @@ func TestMalformedAtTheEdge(t *testing.T) {
 func TestMalformedAtTheRouter(t *testing.T) {
 	t.Parallel()
 	repo := edition.Serve(newest(t))
-	r := router(t, repo)
+	r := testRouter(t, repo)
 	c := apitest.New(t)
 	n := 0
 	for _, tc := range malformed {
@@ -140,7 +140,7 @@ func TestMalformedAtTheRouter(t *testing.T) {
 func TestUnusedConnection(t *testing.T) {
 	t.Parallel()
 	repo := edition.Serve(newest(t))
-	h := start(t, Config{Router: router(t, repo), Active: repo.Active, ReadTimeout: 50 * time.Millisecond})
+	h := start(t, Config{Router: testRouter(t, repo), Active: repo.Active, ReadTimeout: 50 * time.Millisecond})
 	for _, tc := range []struct {
 		name, sent string
 		status     int // 0: closed without a byte

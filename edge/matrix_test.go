@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/refdata/refdata/api/apitest"
 	"github.com/refdata/refdata/catalog"
+	"github.com/refdata/refdata/router/apitest"
 )
 
 // TestBothStacksAnswerAlike holds the two HTTP stacks to one policy: each
@@ -23,7 +23,7 @@ func TestBothStacksAnswerAlike(t *testing.T) {
 	t.Parallel()
 	s := loadSample(t)
 	ed := s.newest
-	r := router(t, s.repo)
+	r := testRouter(t, s.repo)
 	h := start(t, Config{Router: r, Active: s.repo.Active})
 	c := apitest.New(t)
 	etag := direct(r, request("GET", "/v1/weapons")).header.Get("ETag")

@@ -12,9 +12,9 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/refdata/refdata/api"
-	"github.com/refdata/refdata/impl"
+	"github.com/refdata/refdata/handler"
 	"github.com/refdata/refdata/media"
+	"github.com/refdata/refdata/router"
 )
 
 // TestMediaStreams: a mirrored file above a megabyte leaves through the edge
@@ -37,7 +37,7 @@ func TestMediaStreams(t *testing.T) {
 	}
 	repo := &swappable{}
 	repo.ed.Store(newest(t))
-	router, err := api.New(&impl.Server{Repo: repo, Media: lib}, slog.New(slog.DiscardHandler), api.NewHTTPMetrics(prometheus.NewRegistry()))
+	router, err := router.New(&handler.Server{Repo: repo, Media: lib}, slog.New(slog.DiscardHandler), router.NewHTTPMetrics(prometheus.NewRegistry()))
 	if err != nil {
 		t.Fatal(err)
 	}

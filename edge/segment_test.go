@@ -13,15 +13,15 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/refdata/refdata/api"
-	"github.com/refdata/refdata/api/apitest"
 	"github.com/refdata/refdata/blob"
 	"github.com/refdata/refdata/catalog"
 	"github.com/refdata/refdata/fixtures"
-	"github.com/refdata/refdata/impl"
+	"github.com/refdata/refdata/handler"
 	"github.com/refdata/refdata/pipeline"
 	"github.com/refdata/refdata/replica"
 	"github.com/refdata/refdata/representation"
+	"github.com/refdata/refdata/router"
+	"github.com/refdata/refdata/router/apitest"
 	"github.com/refdata/refdata/store"
 )
 
@@ -47,7 +47,7 @@ func storeBacked(t *testing.T, logs *lockedBuffer) (*replica.Repository, string,
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := api.New(&impl.Server{Repo: repo, Logger: logger}, logger, api.NewHTTPMetrics(prometheus.NewRegistry()))
+	r, err := router.New(&handler.Server{Repo: repo, Logger: logger}, logger, router.NewHTTPMetrics(prometheus.NewRegistry()))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/refdata/refdata/api/apitest"
 	"github.com/refdata/refdata/edition"
+	"github.com/refdata/refdata/router/apitest"
 )
 
 // TestShutdownAnswersKeepAlive: requests a client has sent on keep-alive
@@ -26,7 +26,7 @@ func TestShutdownAnswersKeepAlive(t *testing.T) {
 	}
 	// A grace far longer than any scheduling delay under -race on a busy
 	// machine: the test is about which requests are answered, not how fast.
-	s := New(Config{Router: router(t, repo), Active: repo.Active, DrainGrace: time.Minute})
+	s := New(Config{Router: testRouter(t, repo), Active: repo.Active, DrainGrace: time.Minute})
 	served := make(chan error, 1)
 	go func() { served <- s.Serve(ln) }()
 

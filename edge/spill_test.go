@@ -84,7 +84,7 @@ func TestSpillClosedWhenRetired(t *testing.T) {
 			t.Parallel()
 			repo := &swappable{}
 			repo.ed.Store(s.newest)
-			h := start(t, Config{Router: router(t, repo), Active: repo.Active, SendfileMin: min})
+			h := start(t, Config{Router: testRouter(t, repo), Active: repo.Active, SendfileMin: min})
 			for _, req := range []*http.Request{
 				request("GET", target), // routed, memoized
 				request("GET", target), // from the memo, by sendfile from the spill file

@@ -10,12 +10,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/refdata/refdata/api/apitest"
 	"github.com/refdata/refdata/blob"
 	"github.com/refdata/refdata/catalog"
 	"github.com/refdata/refdata/edition"
 	"github.com/refdata/refdata/fixtures"
 	"github.com/refdata/refdata/representation"
+	"github.com/refdata/refdata/router/apitest"
 )
 
 // encodeStreamed encodes trimmed version nn as an import does: rendered a

@@ -13,11 +13,11 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/refdata/refdata/api/apitest"
 	"github.com/refdata/refdata/blob"
 	"github.com/refdata/refdata/catalog"
 	"github.com/refdata/refdata/edition"
 	"github.com/refdata/refdata/representation"
+	"github.com/refdata/refdata/router/apitest"
 )
 
 // TestBaseLends: an import encodes a version after the active one's edition

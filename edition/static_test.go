@@ -12,12 +12,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/refdata/refdata/api/apitest"
 	"github.com/refdata/refdata/catalog"
 	"github.com/refdata/refdata/edition"
 	"github.com/refdata/refdata/fixtures"
 	"github.com/refdata/refdata/gen"
 	"github.com/refdata/refdata/representation"
+	"github.com/refdata/refdata/router/apitest"
 )
 
 var (

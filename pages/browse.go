@@ -12,7 +12,7 @@ import (
 
 	"github.com/refdata/refdata/catalog"
 	"github.com/refdata/refdata/edition"
-	"github.com/refdata/refdata/impl"
+	"github.com/refdata/refdata/handler"
 	"github.com/refdata/refdata/representation"
 )
 
@@ -31,7 +31,7 @@ func (s *Site) Catalogs() (*representation.Body, error) {
 	return s.browse(browseKey{ed.ManifestID, catalog.NumCategories, catalog.UUID{}, catalog.DefaultLocale}, func(*images) (string, any, error) {
 		var rows []catalogRow
 		for _, c := range catalog.Categories() {
-			rows = append(rows, catalogRow{Title: capitalize(plural(c.Noun())), URL: impl.BrowsePath(c), API: "/v1/" + c.Name(), Count: len(ed.UUIDs(c))})
+			rows = append(rows, catalogRow{Title: capitalize(plural(c.Noun())), URL: handler.BrowsePath(c), API: "/v1/" + c.Name(), Count: len(ed.UUIDs(c))})
 		}
 		return "browse", browseData{Version: ed.Version.Version, ManifestID: ed.ManifestID, Catalogs: rows}, nil
 	})
@@ -45,7 +45,7 @@ func (s *Site) Catalog(c catalog.Category, loc int) (*representation.Body, error
 		if body == nil {
 			return "", nil, fmt.Errorf("version %s has no list of %s", ed.ManifestID, c.Name())
 		}
-		data := s.pageHead(ed, c, loc, impl.BrowsePath(c))
+		data := s.pageHead(ed, c, loc, handler.BrowsePath(c))
 		err := listItems(&data, body, c, loc, img)
 		return "catalog", data, err
 	})
@@ -94,7 +94,7 @@ func (s *Site) SearchError(ed *edition.Edition, c catalog.Category, loc int, q, 
 	if err := templates.ExecuteTemplate(&buf, "catalog", data); err != nil {
 		// It does not happen (a fixed template, plain strings); the error
 		// page says the same without the box.
-		return ErrorPage(http.StatusBadRequest, message, impl.BrowsePath(c))
+		return ErrorPage(http.StatusBadRequest, message, handler.BrowsePath(c))
 	}
 	return buf.Bytes()
 }
@@ -102,7 +102,7 @@ func (s *Site) SearchError(ed *edition.Edition, c catalog.Category, loc int, q, 
 // searchHead is pageHead for a query: the query, the same query's JSON, and
 // how many items the catalog has in all.
 func (s *Site) searchHead(ed *edition.Edition, c catalog.Category, loc int, q string) catalogData {
-	data := s.pageHead(ed, c, loc, impl.BrowsePath(c))
+	data := s.pageHead(ed, c, loc, handler.BrowsePath(c))
 	data.Query, data.Total = q, len(ed.UUIDs(c))
 	v := url.Values{"q": {q}}
 	if loc != catalog.DefaultLocale {
@@ -137,7 +137,7 @@ func (s *Site) Item(c catalog.Category, u catalog.UUID, loc int) (*representatio
 	ed := s.repo.Active()
 	body := ed.Item(c, u, loc)
 	if body == nil {
-		return nil, catalog.Errorf(catalog.ENOTFOUND, "version %s has no %s %s; %s lists them", ed.Version.Version, c.Noun(), u, impl.BrowsePath(c))
+		return nil, catalog.Errorf(catalog.ENOTFOUND, "version %s has no %s %s; %s lists them", ed.Version.Version, c.Noun(), u, handler.BrowsePath(c))
 	}
 	return s.browse(browseKey{ed.ManifestID, c, u, loc}, func(img *images) (string, any, error) {
 		var env struct {
@@ -156,7 +156,7 @@ func (s *Site) Item(c catalog.Category, u catalog.UUID, loc int) (*representatio
 		if c == catalog.PremierLogos && strings.HasPrefix(data.Item.Icon, "/media/") {
 			data.Recolored = data.API + "/" + u.String() + "/image?" + exampleColors
 		}
-		data.CatalogURL = withLanguage(impl.BrowsePath(c), loc)
+		data.CatalogURL = withLanguage(handler.BrowsePath(c), loc)
 		data.JSON = withLanguage(data.API+"/"+u.String(), loc)
 		dec := json.NewDecoder(bytes.NewReader(env.Data))
 		dec.UseNumber()
@@ -321,7 +321,7 @@ func fieldLinks(ed *edition.Edition, loc int, img *images) func(*value) {
 
 // itemPage is the page of item id of c, with names in locale loc.
 func itemPage(c catalog.Category, id string, loc int) string {
-	return withLanguage(impl.BrowsePath(c)+"/"+id, loc)
+	return withLanguage(handler.BrowsePath(c)+"/"+id, loc)
 }
 
 // withLanguage adds loc to a page's URL unless it is the default.

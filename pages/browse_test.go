@@ -14,13 +14,13 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/refdata/refdata/api/apitest"
 	"github.com/refdata/refdata/catalog"
 	"github.com/refdata/refdata/edition"
 	"github.com/refdata/refdata/fixtures"
 	"github.com/refdata/refdata/media"
 	"github.com/refdata/refdata/pages"
 	"github.com/refdata/refdata/representation"
+	"github.com/refdata/refdata/router/apitest"
 )
 
 // fakeMedia is a mirror holding the URLs a test gives it.

@@ -2,8 +2,8 @@
 // reference (/docs: Redoc, its bundle embedded from vendor/redoc), the
 // changelogs (/changes…) and the catalogs (/browse…, images from Site.Media when
 // the mirror holds them; a search box on each catalog's page, answered by
-// impl's list query). Pages are rendered with html/template once (per version,
+// handler's list query). Pages are rendered with html/template once (per version,
 // pair, address, page or query, each kind in a bounded cache of its own), kept
-// as representation.Body values and served by impl like every other body;
+// as representation.Body values and served by handler like every other body;
 // error pages are rendered per request.
 package pages

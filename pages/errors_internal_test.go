@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/refdata/refdata/api/apitest"
-	"github.com/refdata/refdata/impl"
+	"github.com/refdata/refdata/handler"
+	"github.com/refdata/refdata/router/apitest"
 )
 
 // TestFallbackErrorPage: the error page written if the template ever failed is
@@ -17,7 +17,7 @@ func TestFallbackErrorPage(t *testing.T) {
 	page := fallbackErrorPage(errorData{Status: 404, Title: "Page not found", Message: "There is no page at /<b>."})
 	req := httptest.NewRequest(http.MethodGet, "/nope", nil)
 	rec := httptest.NewRecorder()
-	impl.WritePageError(rec, req, http.StatusNotFound, func() []byte { return page })
+	handler.WritePageError(rec, req, http.StatusNotFound, func() []byte { return page })
 	apitest.New(t).CheckErrorPage(t, req, rec.Result(), rec.Body.Bytes())
 	if s := string(page); strings.Contains(s, "<b>") || !strings.Contains(s, "/&lt;b&gt;.") {
 		t.Errorf("the message is not escaped: %s", s)

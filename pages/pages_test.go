@@ -20,14 +20,14 @@ import (
 	"time"
 	"weak"
 
-	"github.com/refdata/refdata/api"
-	"github.com/refdata/refdata/api/apitest"
 	"github.com/refdata/refdata/catalog"
 	"github.com/refdata/refdata/edition"
 	"github.com/refdata/refdata/fixtures"
-	"github.com/refdata/refdata/impl"
+	"github.com/refdata/refdata/handler"
 	"github.com/refdata/refdata/pages"
 	"github.com/refdata/refdata/representation"
+	"github.com/refdata/refdata/router"
+	"github.com/refdata/refdata/router/apitest"
 )
 
 // snapshot is a minimal version: its record and one theme per name given.
@@ -363,7 +363,7 @@ func TestChangesNewFields(t *testing.T) {
 			if len(cur.Unknown) != len(tc.cur) || len(old.Unknown) != len(tc.old) {
 				t.Fatalf("the versions carry unknown fields %v and %v, want %d and %d", old.Unknown, cur.Unknown, len(tc.old), len(tc.cur))
 			}
-			h, err := api.New(&impl.Server{Repo: static(t, cur, old)}, slog.New(slog.DiscardHandler), nil)
+			h, err := router.New(&handler.Server{Repo: static(t, cur, old)}, slog.New(slog.DiscardHandler), nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -433,7 +433,7 @@ func TestErrorPage(t *testing.T) {
 		page := string(pages.ErrorPage(tc.status, tc.message, tc.path))
 		req := httptest.NewRequest(http.MethodGet, tc.path, nil)
 		rec := httptest.NewRecorder()
-		impl.WritePageError(rec, req, tc.status, func() []byte { return []byte(page) })
+		handler.WritePageError(rec, req, tc.status, func() []byte { return []byte(page) })
 		check.CheckErrorPage(t, req, rec.Result(), rec.Body.Bytes())
 		for _, want := range tc.says {
 			if !strings.Contains(page, want) {
@@ -449,7 +449,7 @@ func TestErrorPage(t *testing.T) {
 }
 
 // TestHomeEscapesItsOrigin: the origin the landing page names is text, never
-// markup, whatever the caller passes (impl passes only plain host names).
+// markup, whatever the caller passes (handler passes only plain host names).
 func TestHomeEscapesItsOrigin(t *testing.T) {
 	t.Parallel()
 	cur := snapshot(t, "2222222222222222", map[string]string{"aaaaaaaa-0000-0000-0000-000000000001": "Plain"})

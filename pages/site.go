@@ -14,7 +14,7 @@ import (
 	"github.com/refdata/refdata/catalog"
 	"github.com/refdata/refdata/edition"
 	"github.com/refdata/refdata/gen"
-	"github.com/refdata/refdata/impl"
+	"github.com/refdata/refdata/handler"
 	"github.com/refdata/refdata/media"
 	"github.com/refdata/refdata/representation"
 )
@@ -67,7 +67,7 @@ type Site struct {
 	searched *pageCache[searchKey]
 }
 
-var _ impl.Pages = (*Site)(nil)
+var _ handler.Pages = (*Site)(nil)
 
 // homePage and latestPair know their edition by a weak pointer: held, it kept
 // a swapped-out edition, all of it, live until the page's next request.
@@ -101,7 +101,7 @@ var Redoc = sync.OnceValue(func() *representation.Body {
 	return representation.Encode(redocJS, "", representation.Best)
 })
 
-// ErrorPage is the package's ErrorPage, for impl's page handlers.
+// ErrorPage is the package's ErrorPage, for handler's page handlers.
 func (s *Site) ErrorPage(status int, message, path string) []byte {
 	return ErrorPage(status, message, path)
 }

@@ -12,12 +12,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/refdata/refdata/api/apitest"
 	"github.com/refdata/refdata/catalog"
 	"github.com/refdata/refdata/edition"
 	"github.com/refdata/refdata/fixtures"
 	"github.com/refdata/refdata/gen"
 	"github.com/refdata/refdata/pipeline"
+	"github.com/refdata/refdata/router/apitest"
 )
 
 // version2023 is the version record the 2023 answers are imported with: they

@@ -11,8 +11,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/refdata/refdata/api/apitest"
 	"github.com/refdata/refdata/pipeline"
+	"github.com/refdata/refdata/router/apitest"
 )
 
 // tarGz packs a snapshot directory (plus extra raw entries) as /v1/export would.

@@ -13,10 +13,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/refdata/refdata/api/apitest"
 	"github.com/refdata/refdata/catalog"
 	"github.com/refdata/refdata/gen"
 	"github.com/refdata/refdata/pipeline"
+	"github.com/refdata/refdata/router/apitest"
 )
 
 // newCatalogs are the catalogs added after the first contract: content

@@ -7,10 +7,10 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/refdata/refdata/api/apitest"
 	"github.com/refdata/refdata/catalog"
 	"github.com/refdata/refdata/edition"
 	"github.com/refdata/refdata/representation"
+	"github.com/refdata/refdata/router/apitest"
 )
 
 // validSchemaBodies holds the keys (schema and body) of the bodies

@@ -18,11 +18,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/refdata/refdata/api/apitest"
 	"github.com/refdata/refdata/blob"
 	"github.com/refdata/refdata/edition"
 	"github.com/refdata/refdata/pipeline"
 	"github.com/refdata/refdata/representation"
+	"github.com/refdata/refdata/router/apitest"
 	"github.com/refdata/refdata/store"
 	"github.com/refdata/refdata/store/storetest"
 )

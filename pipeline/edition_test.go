@@ -20,13 +20,13 @@ import (
 
 	"github.com/andybalholm/brotli"
 
-	"github.com/refdata/refdata/api/apitest"
 	"github.com/refdata/refdata/blob"
 	"github.com/refdata/refdata/catalog"
 	"github.com/refdata/refdata/edition"
 	"github.com/refdata/refdata/gen"
 	"github.com/refdata/refdata/pipeline"
 	"github.com/refdata/refdata/representation"
+	"github.com/refdata/refdata/router/apitest"
 	"github.com/refdata/refdata/store"
 )
 

@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/refdata/refdata/api/apitest"
 	"github.com/refdata/refdata/pipeline"
+	"github.com/refdata/refdata/router/apitest"
 )
 
 // TestHostileSnapshots: files an attacker or a careless operator leaves in a

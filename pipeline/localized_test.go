@@ -7,8 +7,8 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/refdata/refdata/api/apitest"
 	"github.com/refdata/refdata/catalog"
+	"github.com/refdata/refdata/router/apitest"
 )
 
 // TestLocalizedCaptures imports a capture with per-locale folders (the public

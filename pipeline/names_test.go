@@ -14,11 +14,11 @@ import (
 	"testing"
 	"testing/fstest"
 
-	"github.com/refdata/refdata/api/apitest"
 	"github.com/refdata/refdata/catalog"
 	"github.com/refdata/refdata/edition"
 	"github.com/refdata/refdata/fixtures"
 	"github.com/refdata/refdata/pipeline"
+	"github.com/refdata/refdata/router/apitest"
 )
 
 // readItems reads a snapshot file: enveloped (en-US) or a bare array (a

@@ -12,9 +12,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/refdata/refdata/api/apitest"
 	"github.com/refdata/refdata/catalog"
 	"github.com/refdata/refdata/pipeline"
+	"github.com/refdata/refdata/router/apitest"
 )
 
 // edit rewrites the data of an enveloped file of a snapshot directory.

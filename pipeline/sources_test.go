@@ -12,9 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/refdata/refdata/api/apitest"
 	"github.com/refdata/refdata/fixtures"
 	"github.com/refdata/refdata/pipeline"
+	"github.com/refdata/refdata/router/apitest"
 )
 
 // TestWatch: the watcher picks up a folder that becomes ready after it started,

@@ -3,7 +3,7 @@
 // the active one, and a stream (/v1/version/stream) sends an event per
 // activation. A Hub learns of activations from its repository's OnSwap.
 // Which requests may be held, and how many, is the handlers' decision
-// (package impl); a Hub only holds them.
+// (package handler); a Hub only holds them.
 package push
 
 import (

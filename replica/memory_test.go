@@ -5,10 +5,10 @@ import (
 	"runtime"
 	"testing"
 
-	"github.com/refdata/refdata/api/apitest"
 	"github.com/refdata/refdata/blob"
 	"github.com/refdata/refdata/edition"
 	"github.com/refdata/refdata/replica"
+	"github.com/refdata/refdata/router/apitest"
 )
 
 // TestOpenReadsIndexNotBodies: a replica holds a version's index and reads a

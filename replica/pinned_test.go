@@ -11,11 +11,11 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/refdata/refdata/api/apitest"
 	"github.com/refdata/refdata/edge"
 	"github.com/refdata/refdata/edition"
-	"github.com/refdata/refdata/impl"
+	"github.com/refdata/refdata/handler"
 	"github.com/refdata/refdata/replica"
+	"github.com/refdata/refdata/router/apitest"
 	"github.com/refdata/refdata/store"
 )
 
@@ -71,7 +71,7 @@ func TestPinnedReads(t *testing.T) {
 				}
 				for range 2 {
 					res, b := do(t, e.check, h, a.location, "Accept-Encoding", enc)
-					if res.StatusCode != http.StatusOK || !bytes.Equal(b, a.body) || res.Header.Get("ETag") != a.etag || res.Header.Get("Cache-Control") != impl.CacheImmutable || res.Header.Get("X-Data-Version") != id14 {
+					if res.StatusCode != http.StatusOK || !bytes.Equal(b, a.body) || res.Header.Get("ETag") != a.etag || res.Header.Get("Cache-Control") != handler.CacheImmutable || res.Header.Get("X-Data-Version") != id14 {
 						t.Errorf("%s %s (%q): %d, %d bytes, ETag %s, %q from %s; served %d bytes, ETag %s while active",
 							via, a.location, enc, res.StatusCode, len(b), res.Header.Get("ETag"), res.Header.Get("Cache-Control"), res.Header.Get("X-Data-Version"), len(a.body), a.etag)
 					}

@@ -24,16 +24,16 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/prometheus/client_golang/prometheus/testutil/promlint"
 
-	"github.com/refdata/refdata/api"
-	"github.com/refdata/refdata/api/apitest"
 	"github.com/refdata/refdata/blob"
 	"github.com/refdata/refdata/catalog"
 	"github.com/refdata/refdata/edition"
 	"github.com/refdata/refdata/fixtures"
 	"github.com/refdata/refdata/gen"
-	"github.com/refdata/refdata/impl"
+	"github.com/refdata/refdata/handler"
 	"github.com/refdata/refdata/pipeline"
 	"github.com/refdata/refdata/replica"
+	"github.com/refdata/refdata/router"
+	"github.com/refdata/refdata/router/apitest"
 	"github.com/refdata/refdata/store"
 )
 
@@ -231,7 +231,7 @@ func (e *env) open(t *testing.T, fallback *edition.Edition) {
 	}
 	pipeline.NewMetrics(reg) // as serve wires them: one scrape for both
 	replica.RegisterReplicaMetrics(reg, repo)
-	h, err := api.New(&impl.Server{Repo: repo, Metrics: promhttp.HandlerFor(reg, promhttp.HandlerOpts{})}, logger, api.NewHTTPMetrics(reg))
+	h, err := router.New(&handler.Server{Repo: repo, Metrics: promhttp.HandlerFor(reg, promhttp.HandlerOpts{})}, logger, router.NewHTTPMetrics(reg))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -858,7 +858,7 @@ func TestPending(t *testing.T) {
 		}
 		opened <- r
 	}()
-	h, err := api.New(&impl.Server{Repo: repo}, logger, nil)
+	h, err := router.New(&handler.Server{Repo: repo}, logger, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -1068,7 +1068,7 @@ func TestHotSwap(t *testing.T) {
 
 func mustHandler(t *testing.T, repo edition.Repository) http.Handler {
 	t.Helper()
-	h, err := api.New(&impl.Server{Repo: repo}, slog.New(slog.NewTextHandler(io.Discard, nil)), nil)
+	h, err := router.New(&handler.Server{Repo: repo}, slog.New(slog.NewTextHandler(io.Discard, nil)), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,11 +17,11 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/refdata/refdata/api"
-	"github.com/refdata/refdata/api/apitest"
-	"github.com/refdata/refdata/impl"
+	"github.com/refdata/refdata/handler"
 	"github.com/refdata/refdata/pipeline"
 	"github.com/refdata/refdata/replica"
+	"github.com/refdata/refdata/router"
+	"github.com/refdata/refdata/router/apitest"
 	"github.com/refdata/refdata/store"
 	"github.com/refdata/refdata/store/postgres"
 	"github.com/refdata/refdata/store/storetest"
@@ -105,7 +105,7 @@ func openReplica(t *testing.T, ctx context.Context, u string, poll time.Duration
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := api.New(&impl.Server{Repo: repo}, logger, api.NewHTTPMetrics(reg))
+	h, err := router.New(&handler.Server{Repo: repo}, logger, router.NewHTTPMetrics(reg))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -434,7 +434,7 @@ func TestReplicaStartsBeforeDatabase(t *testing.T) {
 		}
 		opened <- r
 	}()
-	h, err := api.New(&impl.Server{Repo: repo}, logger, nil)
+	h, err := router.New(&handler.Server{Repo: repo}, logger, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

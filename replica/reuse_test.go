@@ -8,12 +8,12 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/refdata/refdata/api/apitest"
 	"github.com/refdata/refdata/catalog"
 	"github.com/refdata/refdata/fixtures"
 	"github.com/refdata/refdata/gen"
 	"github.com/refdata/refdata/pipeline"
 	"github.com/refdata/refdata/representation"
+	"github.com/refdata/refdata/router/apitest"
 	"github.com/refdata/refdata/store"
 )
 

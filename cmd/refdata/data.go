@@ -14,7 +14,7 @@ import (
 
 	"github.com/refdata/refdata/blob"
 	"github.com/refdata/refdata/edition"
-	"github.com/refdata/refdata/mirror"
+	"github.com/refdata/refdata/follow"
 	"github.com/refdata/refdata/pipeline"
 	"github.com/refdata/refdata/replica"
 	"github.com/refdata/refdata/store"
@@ -160,7 +160,7 @@ func load(ctx context.Context, o dataOptions, repo *replica.Pending, reg prometh
 // upstream with --sync.
 func keepCurrent(ctx context.Context, repo *replica.Repository, o dataOptions, reg prometheus.Registerer, logger *slog.Logger, metrics *pipeline.Metrics) error {
 	// The store's sync state, whichever process syncs it.
-	mirror.RegisterStateMetrics(reg, repo.Store(), func() string {
+	follow.RegisterStateMetrics(reg, repo.Store(), func() string {
 		if ed := repo.Active(); ed != nil && !ed.IsNone() {
 			return ed.ManifestID
 		}
@@ -186,7 +186,7 @@ func keepCurrent(ctx context.Context, repo *replica.Repository, o dataOptions, r
 		}()
 	}
 	if o.syncFrom != "" {
-		f, err := o.sync.follower(o.syncFrom, repo.Store(), logger, mirror.NewMetrics(reg), metrics, nil)
+		f, err := o.sync.follower(o.syncFrom, repo.Store(), logger, follow.NewMetrics(reg), metrics, nil)
 		if err != nil {
 			return err
 		}

@@ -17,10 +17,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/refdata/refdata/api/apitest"
 	"github.com/refdata/refdata/envelope"
 	"github.com/refdata/refdata/fixtures"
 	"github.com/refdata/refdata/gen"
+	"github.com/refdata/refdata/router/apitest"
 	"github.com/refdata/refdata/store/storetest"
 )
 

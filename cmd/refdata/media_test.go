@@ -17,12 +17,12 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/refdata/refdata/api"
-	"github.com/refdata/refdata/api/apitest"
-	"github.com/refdata/refdata/impl"
+	"github.com/refdata/refdata/follow"
+	"github.com/refdata/refdata/handler"
 	"github.com/refdata/refdata/media"
-	"github.com/refdata/refdata/mirror"
 	"github.com/refdata/refdata/replica"
+	"github.com/refdata/refdata/router"
+	"github.com/refdata/refdata/router/apitest"
 	"github.com/refdata/refdata/store"
 	"github.com/refdata/refdata/upstream"
 	"github.com/refdata/refdata/upstream/upstreamtest"
@@ -62,7 +62,7 @@ func TestSyncMediaCommand(t *testing.T) {
 	defer hs.Close()
 	data := t.TempDir()
 	var out, errOut strings.Builder
-	args := []string{"sync", "--from", hs.URL, "--data", data, "--once", "--retries", "1", "--media", "--public-media-url", "https://mirror.example/"}
+	args := []string{"sync", "--from", hs.URL, "--data", data, "--once", "--retries", "1", "--media", "--public-media-url", "https://follow.example/"}
 	if code := run(context.Background(), args, &out, &errOut); code != 0 {
 		t.Fatalf("refdata %v: exit %d\n%s%s", args, code, out.String(), errOut.String())
 	}
@@ -94,7 +94,7 @@ func TestSyncMediaCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	router, err := api.New(&impl.Server{Repo: repo, Media: lib}, logger, api.NewHTTPMetrics(prometheus.NewRegistry()))
+	router, err := router.New(&handler.Server{Repo: repo, Media: lib}, logger, router.NewHTTPMetrics(prometheus.NewRegistry()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +114,7 @@ func TestSyncMediaCommand(t *testing.T) {
 	}
 	agentsJSON, _ := io.ReadAll(get("/v1/agents").Body)
 	f, ok := lib.Lookup(hs.URL + second)
-	if !ok || !bytes.Contains(agentsJSON, []byte(`"https://mirror.example`+f.Path()+`"`)) || !bytes.Contains(agentsJSON, []byte(`"`+hs.URL+first+`"`)) {
+	if !ok || !bytes.Contains(agentsJSON, []byte(`"https://follow.example`+f.Path()+`"`)) || !bytes.Contains(agentsJSON, []byte(`"`+hs.URL+first+`"`)) {
 		t.Fatalf("/v1/agents: want %s at the public media URL and the missing %s at the origin", second, first)
 	}
 	res := get(f.Path())
@@ -134,21 +134,21 @@ func TestSyncMediaCommand(t *testing.T) {
 func TestWriteMedia(t *testing.T) {
 	t.Parallel()
 	down := &upstream.HostDownError{Host: "cdn.example.invalid", Failures: 3, Last: errors.New("lookup cdn.example.invalid: no such host")}
-	many := func(n int, host, class, reason string) []mirror.MediaSkip {
-		var out []mirror.MediaSkip
+	many := func(n int, host, class, reason string) []follow.MediaSkip {
+		var out []follow.MediaSkip
 		for i := range n {
-			out = append(out, mirror.MediaSkip{URL: fmt.Sprintf("https://%s/%04d.png", host, i), Class: class, Reason: reason})
+			out = append(out, follow.MediaSkip{URL: fmt.Sprintf("https://%s/%04d.png", host, i), Class: class, Reason: reason})
 		}
 		return out
 	}
 	for _, tc := range []struct {
 		name       string
-		res        mirror.MediaResult
+		res        follow.MediaResult
 		want, lack []string
 	}{
-		{name: "a host down", res: mirror.MediaResult{URLs: 6300, Known: 20, Fetched: 4,
-			Skipped:  append(many(6271, "cdn.example.invalid", mirror.MediaUnreachable, down.Error()), many(25, "user:pw@media.example", mirror.MediaStatus, "status 404")...),
-			Deferred: many(3, "media.example", mirror.MediaStatus, "status 404"),
+		{name: "a host down", res: follow.MediaResult{URLs: 6300, Known: 20, Fetched: 4,
+			Skipped:  append(many(6271, "cdn.example.invalid", follow.MediaUnreachable, down.Error()), many(25, "user:pw@media.example", follow.MediaStatus, "status 404")...),
+			Deferred: many(3, "media.example", follow.MediaStatus, "status 404"),
 			Down:     []*upstream.HostDownError{down}},
 			want: []string{
 				"media: 6300 URLs, 20 already mirrored, 4 fetched, 6296 skipped (status 25, unreachable 6271), 3 deferred (failed for good before: tried again after a backoff)\n",
@@ -158,7 +158,7 @@ func TestWriteMedia(t *testing.T) {
 				"media skipped: … and 5 more\n",
 			},
 			lack: []string{"0020.png", "user:pw@", "media dropped", "media skipped: https://cdn.example.invalid"}},
-		{name: "a few", res: mirror.MediaResult{URLs: 10, Fetched: 8, Skipped: many(2, "media.example", mirror.MediaType, "declared image/png but the bytes are HTML")},
+		{name: "a few", res: follow.MediaResult{URLs: 10, Fetched: 8, Skipped: many(2, "media.example", follow.MediaType, "declared image/png but the bytes are HTML")},
 			want: []string{"media: 10 URLs, 0 already mirrored, 8 fetched, 2 skipped (type 2)\n", "media host media.example: type 2\n",
 				"media skipped: https://media.example/0001.png: declared image/png but the bytes are HTML\n"},
 			lack: []string{"more", "deferred"}},

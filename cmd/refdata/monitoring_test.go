@@ -16,8 +16,8 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/refdata/refdata/api/apitest"
-	"github.com/refdata/refdata/mirror"
+	"github.com/refdata/refdata/follow"
+	"github.com/refdata/refdata/router/apitest"
 	"github.com/refdata/refdata/store"
 	"github.com/refdata/refdata/upstream/upstreamtest"
 )
@@ -203,8 +203,8 @@ func scrapeNames(t *testing.T) map[string]string {
 		t.Fatal(err)
 	}
 	at := time.Now().Add(-time.Hour)
-	state, _ := json.Marshal(mirror.State{Upstream: hs.URL, FailedAt: map[string]time.Time{mirror.ReasonStatus: at},
-		Media: &mirror.MediaState{At: at, Files: map[string]int{"known": 3, "fetched": 1, mirror.MediaStatus: 1, mirror.MediaDeferred: 2}}})
+	state, _ := json.Marshal(follow.State{Upstream: hs.URL, FailedAt: map[string]time.Time{follow.ReasonStatus: at},
+		Media: &follow.MediaState{At: at, Files: map[string]int{"known": 3, "fetched": 1, follow.MediaStatus: 1, follow.MediaDeferred: 2}}})
 	if err := st.WriteSyncState(state); err != nil {
 		t.Fatal(err)
 	}

@@ -21,8 +21,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/refdata/refdata/api/apitest"
 	"github.com/refdata/refdata/fixtures"
+	"github.com/refdata/refdata/router/apitest"
 )
 
 // proxyRoutes are the catalog routes a client of the proxy reads together, by

@@ -12,9 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/refdata/refdata/api/apitest"
 	"github.com/refdata/refdata/fixtures"
 	"github.com/refdata/refdata/gen"
+	"github.com/refdata/refdata/router/apitest"
 	"github.com/refdata/refdata/store/storetest"
 )
 

@@ -17,12 +17,12 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
-	"github.com/refdata/refdata/api"
 	"github.com/refdata/refdata/blob"
 	"github.com/refdata/refdata/edge"
-	"github.com/refdata/refdata/impl"
+	"github.com/refdata/refdata/handler"
 	"github.com/refdata/refdata/pipeline"
 	"github.com/refdata/refdata/replica"
+	"github.com/refdata/refdata/router"
 )
 
 // serve listens, then loads the data it serves, and serves until ctx ends.
@@ -31,8 +31,8 @@ func serve(ctx context.Context, c *cli) error {
 	c.section("Server")
 	addr := fs.String("addr", "127.0.0.1:8080", "listen address, host:port")
 	pprofAddr := fs.String("pprof", "", "serve net/http/pprof on this separate address, e.g. 127.0.0.1:6060")
-	maxWaiters := fs.Int("max-waiters", impl.DefaultMaxWaiters, "requests held for a change at once (/v1/version?wait=, /v1/version/stream); past it 503")
-	perClient := fs.Int("max-waiters-per-client", impl.DefaultMaxHeldPerClient, "of those, held for one client address (an IPv6 /64) at once; past it 429. Behind a proxy all clients share its address: raise it to --max-waiters")
+	maxWaiters := fs.Int("max-waiters", handler.DefaultMaxWaiters, "requests held for a change at once (/v1/version?wait=, /v1/version/stream); past it 503")
+	perClient := fs.Int("max-waiters-per-client", handler.DefaultMaxHeldPerClient, "of those, held for one client address (an IPv6 /64) at once; past it 429. Behind a proxy all clients share its address: raise it to --max-waiters")
 	c.section("Store")
 	data := storeFlags(c, "", "; none: the embedded sample data")
 	opts := dataOptions{sampleOpts: c.sample}
@@ -99,19 +99,19 @@ func serve(ctx context.Context, c *cli) error {
 	// The same metric names with or without a store, so dashboards need no cases.
 	served, imports := replica.NewMetrics(reg, processStart), pipeline.NewMetrics(reg)
 	repo := replica.NewPending("loading the version to serve", opts.dir != "")
-	api.RegisterEditionMetrics(reg, repo.Active)
+	router.RegisterEditionMetrics(reg, repo.Active)
 	replica.RegisterReplicaMetrics(reg, repo)
-	httpMetrics := api.NewHTTPMetrics(reg)
+	httpMetrics := router.NewHTTPMetrics(reg)
 	// A replica may take a poll to see a new version: the current catalogs'
-	// max-age (impl.CatalogCache).
-	srv := &impl.Server{Repo: repo, Metrics: promhttp.HandlerFor(reg, promhttp.HandlerOpts{}), Fresh: opts.poll, MaxWaiters: *maxWaiters, MaxHeldPerClient: *perClient}
+	// max-age (handler.CatalogCache).
+	srv := &handler.Server{Repo: repo, Metrics: promhttp.HandlerFor(reg, promhttp.HandlerOpts{}), Fresh: opts.poll, MaxWaiters: *maxWaiters, MaxHeldPerClient: *perClient}
 	if sf.mediaDir != nil {
 		srv.Media = sf.mediaDir
 		// Another process's sync --media adds files before it publishes.
 		repo.OnSwap(func() { _ = sf.mediaDir.Reload() })
 	}
-	api.RegisterHeldMetric(reg, srv.Held)
-	router, err := api.New(srv, logger, httpMetrics)
+	router.RegisterHeldMetric(reg, srv.Held)
+	router, err := router.New(srv, logger, httpMetrics)
 	if err != nil {
 		return err
 	}

@@ -18,11 +18,11 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil/promlint"
 
-	"github.com/refdata/refdata/api"
-	"github.com/refdata/refdata/api/apitest"
 	"github.com/refdata/refdata/catalog"
-	"github.com/refdata/refdata/impl"
+	"github.com/refdata/refdata/handler"
 	"github.com/refdata/refdata/replica"
+	"github.com/refdata/refdata/router"
+	"github.com/refdata/refdata/router/apitest"
 
 	"github.com/refdata/refdata/fixtures"
 	"github.com/refdata/refdata/store"
@@ -128,7 +128,7 @@ func TestExportImport(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	router, err := api.New(&impl.Server{Repo: repo}, logger, api.NewHTTPMetrics(prometheus.NewRegistry()))
+	router, err := router.New(&handler.Server{Repo: repo}, logger, router.NewHTTPMetrics(prometheus.NewRegistry()))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,8 +20,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/refdata/refdata/catalog"
+	"github.com/refdata/refdata/follow"
 	"github.com/refdata/refdata/media"
-	"github.com/refdata/refdata/mirror"
 	"github.com/refdata/refdata/pipeline"
 	"github.com/refdata/refdata/store"
 	"github.com/refdata/refdata/upstream"
@@ -46,8 +46,8 @@ func (sf *syncFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&sf.concurrency, "concurrency", upstream.DefaultConcurrency, "requests to the upstream in flight at once")
 	fs.IntVar(&sf.retries, "retries", upstream.DefaultRetries, "retries of a failed request (backoff with jitter; Retry-After honoured)")
 	fs.DurationVar(&sf.requestTimeout, "request-timeout", upstream.DefaultRequestTimeout, "timeout of one request")
-	fs.DurationVar(&sf.timeout, "sync-timeout", mirror.DefaultTimeout, "deadline of one whole sync")
-	fs.DurationVar(&sf.contentCheck, "content-check", mirror.DefaultContentCheck, "fetch and hash everything this often even when /v1/version is unchanged")
+	fs.DurationVar(&sf.timeout, "sync-timeout", follow.DefaultTimeout, "deadline of one whole sync")
+	fs.DurationVar(&sf.contentCheck, "content-check", follow.DefaultContentCheck, "fetch and hash everything this often even when /v1/version is unchanged")
 	fs.Int64Var(&sf.maxBody, "max-body-bytes", upstream.DefaultMaxBodyBytes, "largest answer read from the upstream")
 	fs.Int64Var(&sf.maxSnapshot, "max-snapshot-bytes", pipeline.DefaultMaxSnapshotBytes, "most bytes of answers held for one snapshot")
 	fs.BoolVar(&sf.allowShrink, "allow-shrink", false, "publish even when the shrink guard refuses (an emptied or halved catalog)")
@@ -67,7 +67,7 @@ func (sf *syncFlags) check(flag, from string) error {
 	return nil
 }
 
-func (sf *syncFlags) follower(from string, st store.Backend, logger *slog.Logger, m *mirror.Metrics, im *pipeline.Metrics, progress func(string, int, int)) (*mirror.Follower, error) {
+func (sf *syncFlags) follower(from string, st store.Backend, logger *slog.Logger, m *follow.Metrics, im *pipeline.Metrics, progress func(string, int, int)) (*follow.Follower, error) {
 	cfg := upstream.Config{
 		BaseURL: from, UserAgent: upstream.UserAgent(readBuild().userAgentVersion, sf.contact),
 		Concurrency: sf.concurrency, RequestTimeout: sf.requestTimeout, Retries: sf.retries,
@@ -77,7 +77,7 @@ func (sf *syncFlags) follower(from string, st store.Backend, logger *slog.Logger
 	if err != nil {
 		return nil, err
 	}
-	var mo *mirror.MediaOptions // the media pass, with --media
+	var mo *follow.MediaOptions // the media pass, with --media
 	if sf.media.fetch && sf.mediaDir != nil {
 		// Its base URL is the upstream's: the media host policy starts there.
 		cfg.MaxBodyBytes, cfg.Observe, cfg.MediaHosts = sf.media.maxBytes, nil, sf.media.hosts.values
@@ -85,9 +85,9 @@ func (sf *syncFlags) follower(from string, st store.Backend, logger *slog.Logger
 		if err != nil {
 			return nil, err
 		}
-		mo = &mirror.MediaOptions{Client: mc, Dir: sf.mediaDir, Concurrency: sf.concurrency}
+		mo = &follow.MediaOptions{Client: mc, Dir: sf.mediaDir, Concurrency: sf.concurrency}
 	}
-	return mirror.New(mirror.Options{
+	return follow.New(follow.Options{
 		Client: c, Store: st, Logger: logger, Metrics: m, Progress: progress,
 		ContentCheck: sf.contentCheck, Timeout: sf.timeout, LanguageAll: sf.languageAll, Media: mo,
 		Import: pipeline.Options{Retain: sf.retain, AllowShrink: sf.allowShrink, Bulk: sf.bulk, Metrics: im, MaxSnapshotBytes: sf.maxSnapshot,
@@ -156,13 +156,13 @@ func syncCmd(ctx context.Context, c *cli) error {
 		return err
 	}
 	logger := newLogger(c.stderr, lvl)
-	var metrics *mirror.Metrics
+	var metrics *follow.Metrics
 	var imports *pipeline.Metrics
 	if ln != nil {
 		reg := prometheus.NewRegistry()
 		reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), readBuild().collector())
-		metrics, imports = mirror.NewMetrics(reg), pipeline.NewMetrics(reg)
-		mirror.RegisterStateMetrics(reg, st, nil)
+		metrics, imports = follow.NewMetrics(reg), pipeline.NewMetrics(reg)
+		follow.RegisterStateMetrics(reg, st, nil)
 		go serveMetrics(ctx, ln, reg, logger)
 	}
 	f, err := sf.follower(*from, st, logger, metrics, imports, syncProgress(c.stderr))
@@ -182,7 +182,7 @@ func syncCmd(ctx context.Context, c *cli) error {
 // report, then a line of what the sync did, its media pass and its notes;
 // a failed sync's report goes to stderr and its error, with the reason, is
 // returned.
-func writeSync(c *cli, from string, res *mirror.Result, err error) error {
+func writeSync(c *cli, from string, res *follow.Result, err error) error {
 	if res != nil && res.Report != nil {
 		out := c.stdout
 		if err != nil {
@@ -222,11 +222,11 @@ const maxMediaListed = 20
 // first maxMediaListed URLs skipped and dropped from the mirror, each with its
 // reason, and how many more. The URLs of a host that was down are only
 // counted: its line says why, for all of them.
-func writeMedia(w io.Writer, m *mirror.MediaResult) {
+func writeMedia(w io.Writer, m *follow.MediaResult) {
 	fmt.Fprintf(w, "media: %d URLs, %d already mirrored, %d fetched, %d skipped", m.URLs, m.Known, m.Fetched, len(m.Skipped))
 	counts := m.Counts()
 	var classes []string
-	for _, class := range mirror.MediaClasses {
+	for _, class := range follow.MediaClasses {
 		if n := counts[class]; n > 0 {
 			classes = append(classes, fmt.Sprintf("%s %d", class, n))
 		}
@@ -246,7 +246,7 @@ func writeMedia(w io.Writer, m *mirror.MediaResult) {
 		countClass(byHost, s.Host(), s.Class)
 	}
 	for _, s := range m.Deferred {
-		countClass(byHost, s.Host(), mirror.MediaDeferred)
+		countClass(byHost, s.Host(), follow.MediaDeferred)
 	}
 	down := map[string]string{}
 	for _, d := range m.Down {
@@ -254,14 +254,14 @@ func writeMedia(w io.Writer, m *mirror.MediaResult) {
 	}
 	for _, host := range slices.Sorted(maps.Keys(byHost)) {
 		var parts []string
-		for _, class := range append(slices.Clone(mirror.MediaClasses), mirror.MediaDeferred) {
+		for _, class := range append(slices.Clone(follow.MediaClasses), follow.MediaDeferred) {
 			if n := byHost[host][class]; n > 0 {
 				parts = append(parts, fmt.Sprintf("%s %d", class, n))
 			}
 		}
 		fmt.Fprintf(w, "media host %s: %s%s\n", host, strings.Join(parts, ", "), down[host])
 	}
-	list := func(what string, skips []mirror.MediaSkip) {
+	list := func(what string, skips []follow.MediaSkip) {
 		for _, s := range skips[:min(len(skips), maxMediaListed)] {
 			fmt.Fprintf(w, "media %s: %s\n", what, s)
 		}
@@ -269,7 +269,7 @@ func writeMedia(w io.Writer, m *mirror.MediaResult) {
 			fmt.Fprintf(w, "media %s: … and %d more\n", what, n)
 		}
 	}
-	list("skipped", slices.DeleteFunc(slices.Clone(m.Skipped), func(s mirror.MediaSkip) bool { return down[s.Host()] != "" }))
+	list("skipped", slices.DeleteFunc(slices.Clone(m.Skipped), func(s follow.MediaSkip) bool { return down[s.Host()] != "" }))
 	list("dropped", m.Dropped)
 }
 

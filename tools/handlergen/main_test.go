@@ -11,16 +11,16 @@ import (
 	"testing"
 
 	"github.com/refdata/refdata/catalog"
-	"github.com/refdata/refdata/impl"
+	"github.com/refdata/refdata/handler"
 )
 
 const (
 	specFile    = "../../openapi.yaml"
 	catalogFile = "../../catalog/category.go"
-	outFile     = "../../impl/catalog_methods.gen.go"
+	outFile     = "../../handler/catalog_methods.gen.go"
 )
 
-// TestOutputIsCurrent: impl/catalog_methods.gen.go is what openapi.yaml and
+// TestOutputIsCurrent: handler/catalog_methods.gen.go is what openapi.yaml and
 // catalog/category.go generate (make check-generate checks it too).
 func TestOutputIsCurrent(t *testing.T) {
 	t.Parallel()
@@ -38,7 +38,7 @@ func TestOutputIsCurrent(t *testing.T) {
 }
 
 // TestEveryCategoryHasMethods: every category of catalog has a list route and
-// an item route in the spec, each a method of impl.Server: generated when its
+// an item route in the spec, each a method of handler.Server: generated when its
 // parameters are the plain ones, else written by hand. The categories read
 // from catalog's source are the compiled package's.
 func TestEveryCategoryHasMethods(t *testing.T) {
@@ -58,7 +58,7 @@ func TestEveryCategoryHasMethods(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	server := reflect.TypeFor[*impl.Server]()
+	server := reflect.TypeFor[*handler.Server]()
 	generated := 0
 	for _, c := range catalog.Categories() {
 		for _, path := range []string{"/v1/" + c.Name(), "/v1/" + c.Name() + "/{uuid}"} {
@@ -72,7 +72,7 @@ func TestEveryCategoryHasMethods(t *testing.T) {
 				t.Errorf("GET %s is answered from catalog.%s", path, r.Category)
 			}
 			if _, ok := server.MethodByName(r.Method); !ok {
-				t.Errorf("GET %s: impl.Server has no method %s", path, r.Method)
+				t.Errorf("GET %s: handler.Server has no method %s", path, r.Method)
 			}
 			if r.Plain {
 				generated++

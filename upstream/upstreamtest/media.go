@@ -54,7 +54,7 @@ const (
 const DefaultNoSuchHost = "media.refdata-test.invalid"
 
 // HostileKinds are the hostile kinds, each with the class of reason a mirror
-// refuses it with (mirror.MediaError's) and a part of the reason.
+// refuses it with (follow.MediaError's) and a part of the reason.
 var HostileKinds = []struct {
 	Kind        MediaKind
 	Class, Says string

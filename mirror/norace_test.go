@@ -1,5 +1,0 @@
-//go:build !race
-
-package mirror_test
-
-const raceOn = false

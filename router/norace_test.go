@@ -1,0 +1,5 @@
+//go:build !race
+
+package router_test
+
+const raceOn = false
