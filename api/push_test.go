@@ -97,7 +97,11 @@ func newPushed(t *testing.T, maxWaiters int, viaEdge bool, opts ...func(*impl.Se
 		t.Cleanup(hs.Close)
 		p.base = hs.URL
 	}
-	p.h = apitest.Forward(t, &http.Client{Transport: &http.Transport{DisableCompression: true}}, p.base)
+	client := &http.Client{Transport: &http.Transport{DisableCompression: true}}
+	// Run before the server's shutdown: an idle keep-alive connection would
+	// hold the edge's for its drain grace.
+	t.Cleanup(client.CloseIdleConnections)
+	p.h = apitest.Forward(t, client, p.base)
 	return p
 }
 
