@@ -32,12 +32,16 @@ func throughEdge(t testing.TB, router http.Handler, r edition.Repository) http.H
 	}
 	es := edge.New(edge.Config{Router: router, Active: r.Active})
 	go func() { _ = es.Serve(ln) }()
+	client := &http.Client{Transport: &http.Transport{DisableCompression: true},
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	t.Cleanup(func() {
+		// The client leaves first: a keep-alive connection still open when
+		// shutdown begins is given the edge's drain grace (a second) to
+		// send a last request, and the test would wait it out.
+		client.CloseIdleConnections()
 		_ = es.Shutdown(context.Background())
 		_ = ln.Close()
 	})
-	client := &http.Client{Transport: &http.Transport{DisableCompression: true},
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	return apitest.Forward(t, client, "http://"+ln.Addr().String())
 }
 

@@ -73,6 +73,21 @@ func TestImporterKilledMidTransaction(t *testing.T) {
 	_, before, _ := s.Active()
 
 	for round := range 3 {
+		// The child is killed where its transaction has written the version's
+		// rows and waits on the diffs' table, which another session holds
+		// locked: a place it stays until killed, so the kill never races its
+		// commit (polling for it inside its writes once missed it).
+		locker, err := pgx.Connect(context.Background(), u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tx, err := locker.Begin(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tx.Exec(context.Background(), "LOCK TABLE refdata_diffs IN SHARE MODE"); err != nil {
+			t.Fatal(err)
+		}
 		cmd := exec.Command(os.Args[0], "-test.run=^$")
 		cmd.Env = append(os.Environ(), "REFDATA_PG_CHILD="+u)
 		var stderr bytes.Buffer
@@ -80,25 +95,41 @@ func TestImporterKilledMidTransaction(t *testing.T) {
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		// Wait until the child's session is inside its transaction, then kill it.
-		admin, err := pgx.Connect(context.Background(), serverURL(t))
+		// Another session watches: in the locker's transaction
+		// pg_stat_activity would read as it was at its first query.
+		admin, err := pgx.Connect(context.Background(), u)
 		if err != nil {
 			t.Fatal(err)
 		}
-		inTx := false
-		for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline) && !inTx; {
+		exited := make(chan error, 1)
+		go func() { exited <- cmd.Wait() }()
+		waiting := false
+		deadline := time.After(2 * time.Minute)
+		tick := time.NewTicker(10 * time.Millisecond)
+		for !waiting {
+			select {
+			case err := <-exited:
+				t.Fatalf("round %d: the child ended (%v) before it waited inside its transaction (stderr %s)", round, err, stderr.String())
+			case <-deadline:
+				_ = cmd.Process.Kill()
+				t.Fatalf("round %d: the child did not wait on the diffs' table within two minutes", round)
+			case <-tick.C:
+			}
 			var n int
-			_ = admin.QueryRow(context.Background(), `SELECT count(*) FROM pg_stat_activity
-				WHERE application_name = $1 AND xact_start IS NOT NULL AND query ILIKE '%refdata_contents%'`,
-				fmt.Sprintf("refdata pid %d on %s", cmd.Process.Pid, hostname())).Scan(&n)
-			inTx = n > 0
+			if err := admin.QueryRow(context.Background(), `SELECT count(*) FROM pg_stat_activity
+				WHERE application_name = $1 AND xact_start IS NOT NULL AND wait_event_type = 'Lock' AND query ILIKE '%refdata_diffs%'`,
+				fmt.Sprintf("refdata pid %d on %s", cmd.Process.Pid, hostname())).Scan(&n); err != nil {
+				_ = cmd.Process.Kill()
+				t.Fatal(err)
+			}
+			waiting = n > 0
 		}
+		tick.Stop()
 		_ = cmd.Process.Signal(syscall.SIGKILL)
-		_ = cmd.Wait()
+		<-exited
+		_ = tx.Rollback(context.Background())
+		locker.Close(context.Background())
 		admin.Close(context.Background())
-		if !inTx {
-			t.Fatalf("round %d: the child never was inside its transaction (stderr %s)", round, stderr.String())
-		}
 		p, after, err := s.Active()
 		if err != nil || p.ManifestID != first.ManifestID || !bytes.Equal(before, after) {
 			t.Fatalf("round %d: after the kill the pointer is %+v, %v", round, p, err)
