@@ -156,8 +156,14 @@ func start(t testing.TB, cfg Config, opts ...func(*Server)) *harness {
 		o(h.es)
 	}
 	go func() { _ = h.es.Serve(ln) }()
-	t.Cleanup(func() { _ = h.es.Shutdown(context.Background()) })
 	h.client = &http.Client{Transport: &http.Transport{DisableCompression: true}}
+	t.Cleanup(func() {
+		// The client leaves first: a keep-alive connection still open when
+		// shutdown begins is given the drain grace (a second) to send a last
+		// request (shutdown_test.go), and every test would wait it out.
+		h.client.CloseIdleConnections()
+		_ = h.es.Shutdown(context.Background())
+	})
 	return h
 }
 
