@@ -158,7 +158,11 @@ type Encoder struct {
 	index  map[*catalog.Doc]uint32
 	first  map[bodyKey]uint32
 	bodies []body
-	pool   sync.Pool // *representation.Compressor
+	// small are each core's compressor (gzip, and brotli at the small
+	// window); large is the one that compresses at brotli's large window,
+	// its tables some 40 MB: one per import, not one per core.
+	small []*representation.Compressor
+	large *representation.Compressor
 	// bulkSums: the sha256 of each bulk file's identity (bulk.go).
 	bulkSums map[*catalog.Doc][sha256.Size]byte
 
@@ -177,7 +181,11 @@ func NewEncoder(opt Options) (*Encoder, error) {
 		return nil, err
 	}
 	e := &Encoder{opt: opt, seg: seg, index: map[*catalog.Doc]uint32{}, first: map[bodyKey]uint32{}, bulkSums: map[*catalog.Doc][sha256.Size]byte{}}
-	e.pool.New = func() any { return representation.NewCompressor(opt.Effort) }
+	e.small = make([]*representation.Compressor, runtime.GOMAXPROCS(0))
+	for i := range e.small {
+		e.small[i] = representation.NewCompressor(opt.Effort)
+	}
+	e.large = representation.NewCompressor(opt.Effort)
 	if b := opt.Base; b != nil && b.Effort == opt.Effort && opt.Effort != (representation.Effort{}) {
 		e.base = make(map[bodyKey][3]representation.Source, b.bodies.count())
 		b.bodies.each(func(id catalog.Sum, lang string, src [3]representation.Source) {
@@ -257,8 +265,7 @@ func (e *Encoder) add(docs []*catalog.Doc) error {
 		for hi = lo; hi < len(fresh) && hi-lo < batch && (hi == lo || size+fresh[hi].Len() <= batchBytes); hi++ {
 			size += fresh[hi].Len()
 		}
-		data := make([][3][]byte, hi-lo)
-		parallel(hi-lo, func(k int) { data[k] = e.compress(fresh[lo+k]) })
+		data := e.compress(fresh[lo:hi])
 		for k := range data {
 			if err := e.write(&e.bodies[at[lo+k]], data[k]); err != nil {
 				e.Abort()
@@ -269,16 +276,33 @@ func (e *Encoder) add(docs []*catalog.Doc) error {
 	return nil
 }
 
-// compress is a doc's identity, gzip and brotli (nil where none).
-func (e *Encoder) compress(d *catalog.Doc) [3][]byte {
-	doc := d.Bytes()
+// compress is each doc's identity, gzip and brotli (nil where none): gzip
+// and small-window brotli on every core, large-window brotli meanwhile on
+// one goroutine with the one large writer.
+func (e *Encoder) compress(docs []*catalog.Doc) [][3][]byte {
+	data := make([][3][]byte, len(docs))
+	parallel(len(docs), func(k int) { data[k][0] = docs[k].Bytes() })
 	if e.opt.Effort == (representation.Effort{}) {
-		return [3][]byte{doc}
+		return data
 	}
-	z := e.pool.Get().(*representation.Compressor)
-	gz, br := z.Compress(doc)
-	e.pool.Put(z)
-	return [3][]byte{doc, gz, br}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for k := range data {
+			if representation.LargeWindow(len(data[k][0])) {
+				data[k][2] = e.large.Brotli(data[k][0])
+			}
+		}
+	}()
+	parallelN(len(docs), len(e.small), func(w, k int) {
+		z := e.small[w]
+		data[k][1] = z.Gzip(data[k][0])
+		if !representation.LargeWindow(len(data[k][0])) {
+			data[k][2] = z.Brotli(data[k][0])
+		}
+	})
+	<-done
+	return data
 }
 
 // reuse names, for a body the Base has, its encodings where the Base keeps
@@ -500,16 +524,19 @@ func langByte(lang string) (byte, bool) {
 }
 
 // parallel calls f(0) … f(n-1) from one goroutine per core.
-func parallel(n int, f func(int)) { parallelN(n, runtime.GOMAXPROCS(0), f) }
+func parallel(n int, f func(i int)) {
+	parallelN(n, runtime.GOMAXPROCS(0), func(_, i int) { f(i) })
+}
 
-// parallelN calls f(0) … f(n-1) from workers goroutines.
-func parallelN(n, workers int, f func(int)) {
+// parallelN calls f(w, 0) … f(w, n-1) from workers goroutines, w the
+// goroutine's number.
+func parallelN(n, workers int, f func(w, i int)) {
 	var next atomic.Int64
 	var wg sync.WaitGroup
-	for range workers {
+	for w := range workers {
 		wg.Go(func() {
 			for i := int(next.Add(1)) - 1; i < n; i = int(next.Add(1)) - 1 {
-				f(i)
+				f(w, i)
 			}
 		})
 	}
