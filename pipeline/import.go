@@ -499,12 +499,10 @@ func (im *importer) render(snap *catalog.Snapshot, contentHash string, val *cata
 		return nil, nil, err
 	}
 	media := 0
-	rendered, err := catalog.RenderEach(snap, im.opt.Bulk, func(docs []*catalog.Doc, catalogs bool) error {
+	ropt := catalog.RenderOptions{Bulk: im.opt.Bulk, Rewrite: mediaRewriter(im.opt.MediaURL, &media)}
+	rendered, err := catalog.RenderEach(snap, ropt, func(docs []*catalog.Doc, _ bool) error {
 		if err := im.checkpoint(); err != nil {
 			return err
-		}
-		if catalogs {
-			media += rewriteMedia(docs, im.opt.MediaURL)
 		}
 		if err := enc.Add(docs); err != nil {
 			// Storing failed (a write, or a stored body read back for the
@@ -597,12 +595,7 @@ func (im *importer) baseEdition(id string) (*edition.Edition, error) {
 	if rerr != nil {
 		return nil, rerr
 	}
-	rendered, rerr := catalog.RenderEach(snap, false, func(docs []*catalog.Doc, catalogs bool) error {
-		if catalogs {
-			rewriteMedia(docs, im.opt.MediaURL)
-		}
-		return nil
-	})
+	rendered, rerr := catalog.RenderEach(snap, catalog.RenderOptions{Rewrite: mediaRewriter(im.opt.MediaURL, new(int))}, nil)
 	if rerr != nil {
 		return nil, rerr
 	}
