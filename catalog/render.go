@@ -341,7 +341,7 @@ func render(s *Snapshot, opt RenderOptions, emit func(docs []*Doc, catalog bool)
 		if err := normalizeItems(src, items, r.Fills, false); err != nil {
 			return nil, err
 		}
-		err := r.renderSource(src, items, s.Overlays, opt.Rewrite, func(docs []*Doc) error { return emit(docs, true) })
+		err := r.renderSource(src, items, s.Overlays, consume, opt.Rewrite, func(docs []*Doc) error { return emit(docs, true) })
 		var ee emitError
 		if errors.As(err, &ee) {
 			return nil, ee.error
@@ -528,18 +528,15 @@ type emitError struct{ error }
 // each rendered on a core and emitted with its lists as soon as made, and
 // last en-US's and language=all's (made of every locale's items). So at
 // most en-US's, language=all's and a few locales' bodies are held at once.
-func (r *Rendered) renderSource(src Category, items []any, overlays map[string]map[Category][]any, rewrite func([]byte) []byte, emit func([]*Doc) error) error {
+func (r *Rendered) renderSource(src Category, items []any, overlays map[string]map[Category][]any, consume bool, rewrite func([]byte) []byte, emit func([]*Doc) error) error {
 	var trees [NumLocales]map[Category][]node
 	trees[DefaultLocale] = flatten(src, items)
 	var locs []int
+	var translated [NumLocales]bool
 	for loc, lang := range Locales {
-		if over := overlays[lang][src]; loc != DefaultLocale && over != nil {
-			merged := Translate(items, over)
-			if err := normalizeItems(src, merged, map[Fill]int{}, true); err != nil {
-				return err
-			}
-			trees[loc] = flatten(src, merged)
+		if loc != DefaultLocale && overlays[lang][src] != nil {
 			locs = append(locs, loc)
+			translated[loc] = true
 		}
 	}
 	rw := &rewriter{f: rewrite, raw: map[*Doc][]byte{}}
@@ -562,7 +559,7 @@ func (r *Rendered) renderSource(src Category, items []any, overlays map[string]m
 	for _, c := range renderOrder(src) {
 		r.renderFilters(c, trees[DefaultLocale][c], DefaultLocale)
 		for loc := range Locales {
-			if trees[loc] == nil {
+			if loc != DefaultLocale && !translated[loc] {
 				_ = r.setBodies(c, loc, nil, nil, nil) // en-US's
 				r.renderFilters(c, trees[DefaultLocale][c], loc)
 			}
@@ -576,6 +573,11 @@ func (r *Rendered) renderSource(src Category, items []any, overlays map[string]m
 		var g errgroup.Group
 		for i, loc := range batch {
 			g.Go(func() error {
+				merged := Translate(items, overlays[Locales[loc]][src])
+				if err := normalizeItems(src, merged, map[Fill]int{}, true); err != nil {
+					return err
+				}
+				trees[loc] = flatten(src, merged)
 				var err error
 				if docs[i], err = renderTree(src, trees[loc]); err != nil {
 					return fmt.Errorf("in %s: %w", Locales[loc], err)
@@ -593,6 +595,18 @@ func (r *Rendered) renderSource(src Category, items []any, overlays map[string]m
 			}
 			for _, c := range renderOrder(src) {
 				r.renderFilters(c, trees[DefaultLocale][c], loc)
+				// All language=all needs of this locale's items now.
+				sc, err := componentSchema(c.Schema())
+				if err != nil {
+					return err
+				}
+				for j := range trees[loc][c] {
+					n := &trees[loc][c][j]
+					n.v = pruneItem(sc, &trees[DefaultLocale][c][j], n)
+				}
+			}
+			if consume {
+				delete(overlays[Locales[loc]], src)
 			}
 			out = r.docsIn(out, seen, renderOrder(src), loc)
 		}

@@ -110,7 +110,7 @@ func (e *Encoder) addStreamed(d *catalog.Doc, s streamed, err error) error {
 	e.first[k], e.index[d] = j, j
 	b := body{id: d.Sum, lang: lang}
 	if old, ok := e.base[k]; ok {
-		e.reuse(&b, old)
+		e.reuse(&b, e.opt.Base.bodies.sourcesAt(old))
 	} else if err := e.writeStreamed(&b, s.Streamed); err != nil {
 		return err
 	}

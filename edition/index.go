@@ -154,7 +154,7 @@ func Encode(r *catalog.Rendered, opt Options) (*Encoded, error) {
 type Encoder struct {
 	opt    Options
 	seg    *blob.Writer
-	base   map[bodyKey][3]representation.Source // where the Base keeps its bodies
+	base   map[bodyKey]ref // the Base's bodies
 	index  map[*catalog.Doc]uint32
 	first  map[bodyKey]uint32
 	bodies []body
@@ -187,10 +187,10 @@ func NewEncoder(opt Options) (*Encoder, error) {
 	}
 	e.large = representation.NewCompressor(opt.Effort)
 	if b := opt.Base; b != nil && b.Effort == opt.Effort && opt.Effort != (representation.Effort{}) {
-		e.base = make(map[bodyKey][3]representation.Source, b.bodies.count())
-		b.bodies.each(func(id catalog.Sum, lang string, src [3]representation.Source) {
+		e.base = make(map[bodyKey]ref, b.bodies.count())
+		b.bodies.each(func(r ref, id catalog.Sum, lang string) {
 			l, _ := langByte(lang)
-			e.base[bodyKey{id, l}] = src
+			e.base[bodyKey{id, l}] = r
 		})
 	}
 	return e, nil
@@ -253,7 +253,7 @@ func (e *Encoder) add(docs []*catalog.Doc) error {
 		e.first[k], e.index[d] = j, j
 		b := body{id: d.Sum, lang: lang}
 		if old, ok := e.base[k]; ok {
-			e.reuse(&b, old)
+			e.reuse(&b, e.opt.Base.bodies.sourcesAt(old))
 		} else {
 			fresh = append(fresh, d)
 			at = append(at, j)
@@ -285,13 +285,20 @@ func (e *Encoder) compress(docs []*catalog.Doc) [][3][]byte {
 	if e.opt.Effort == (representation.Effort{}) {
 		return data
 	}
+	var large []int
+	for k := range data {
+		if representation.LargeWindow(len(data[k][0])) {
+			large = append(large, k)
+		}
+	}
+	slices.SortStableFunc(large, func(a, b int) int {
+		return representation.BrotliTables(len(data[a][0])) - representation.BrotliTables(len(data[b][0]))
+	})
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		for k := range data {
-			if representation.LargeWindow(len(data[k][0])) {
-				data[k][2] = e.large.Brotli(data[k][0])
-			}
+		for _, k := range large {
+			data[k][2] = e.large.Brotli(data[k][0])
 		}
 	}()
 	parallelN(len(docs), len(e.small), func(w, k int) {

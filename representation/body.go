@@ -343,6 +343,19 @@ const (
 // one Compressor, so it holds one large writer's tables, not one per core.
 func LargeWindow(n int) bool { return n > 1<<smallWindow }
 
+// BrotliTables says which tables the large writer compresses an n-byte
+// body with: go-brrr's hash tables for a body of 1 MB or more (at this
+// quality and window) are another kind than below, 32 MB each, and the
+// kind not in use stays in go-brrr's pool until two collections pass. A
+// caller giving the large writer many bodies gives it those of one kind
+// one after another.
+func BrotliTables(n int) int {
+	if n >= 1<<20 {
+		return 1
+	}
+	return 0
+}
+
 // NewCompressor returns a Compressor at effort e.
 func NewCompressor(e Effort) *Compressor { return &Compressor{effort: e} }
 
