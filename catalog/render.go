@@ -330,18 +330,38 @@ func render(s *Snapshot, opt RenderOptions, emit func(docs []*Doc, catalog bool)
 	srcs := SourceCategories()
 	weight := map[Category]int{}
 	for _, src := range srcs {
-		weight[src] = nodes(s.Sources[src])
+		weight[src] = s.size(src)
 	}
 	slices.SortStableFunc(srcs, func(a, b Category) int { return cmp.Compare(weight[a], weight[b]) })
 	for _, src := range srcs {
-		items := s.Sources[src]
+		items, _, err := s.source(src)
+		if err != nil {
+			return nil, err
+		}
 		if items == nil {
 			items = []any{}
 		}
 		if err := normalizeItems(src, items, r.Fills, false); err != nil {
 			return nil, err
 		}
-		err := r.renderSource(src, items, s.Overlays, consume, opt.Rewrite, func(docs []*Doc) error { return emit(docs, true) })
+		var mu sync.Mutex
+		overlay := func(lang string) ([]any, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			over, err := s.overlay(lang, src)
+			if consume && s.files == nil {
+				delete(s.Overlays[lang], src) // let go of once translated
+			}
+			return over, err
+		}
+		if s.files != nil {
+			overlay = func(lang string) ([]any, error) { return s.overlay(lang, src) }
+		}
+		var translated [NumLocales]bool
+		for loc, lang := range Locales {
+			translated[loc] = loc != DefaultLocale && s.hasOverlay(lang, src)
+		}
+		err = r.renderSource(src, items, overlay, translated, opt.Rewrite, func(docs []*Doc) error { return emit(docs, true) })
 		var ee emitError
 		if errors.As(err, &ee) {
 			return nil, ee.error
@@ -528,15 +548,13 @@ type emitError struct{ error }
 // each rendered on a core and emitted with its lists as soon as made, and
 // last en-US's and language=all's (made of every locale's items). So at
 // most en-US's, language=all's and a few locales' bodies are held at once.
-func (r *Rendered) renderSource(src Category, items []any, overlays map[string]map[Category][]any, consume bool, rewrite func([]byte) []byte, emit func([]*Doc) error) error {
+func (r *Rendered) renderSource(src Category, items []any, overlay func(lang string) ([]any, error), translated [NumLocales]bool, rewrite func([]byte) []byte, emit func([]*Doc) error) error {
 	var trees [NumLocales]map[Category][]node
 	trees[DefaultLocale] = flatten(src, items)
 	var locs []int
-	var translated [NumLocales]bool
-	for loc, lang := range Locales {
-		if loc != DefaultLocale && overlays[lang][src] != nil {
+	for loc := range Locales {
+		if translated[loc] {
 			locs = append(locs, loc)
-			translated[loc] = true
 		}
 	}
 	rw := &rewriter{f: rewrite, raw: map[*Doc][]byte{}}
@@ -573,12 +591,15 @@ func (r *Rendered) renderSource(src Category, items []any, overlays map[string]m
 		var g errgroup.Group
 		for i, loc := range batch {
 			g.Go(func() error {
-				merged := Translate(items, overlays[Locales[loc]][src])
+				over, err := overlay(Locales[loc])
+				if err != nil {
+					return err
+				}
+				merged := Translate(items, over)
 				if err := normalizeItems(src, merged, map[Fill]int{}, true); err != nil {
 					return err
 				}
 				trees[loc] = flatten(src, merged)
-				var err error
 				if docs[i], err = renderTree(src, trees[loc]); err != nil {
 					return fmt.Errorf("in %s: %w", Locales[loc], err)
 				}
@@ -604,9 +625,6 @@ func (r *Rendered) renderSource(src Category, items []any, overlays map[string]m
 					n := &trees[loc][c][j]
 					n.v = pruneItem(sc, &trees[DefaultLocale][c][j], n)
 				}
-			}
-			if consume {
-				delete(overlays[Locales[loc]], src)
 			}
 			out = r.docsIn(out, seen, renderOrder(src), loc)
 		}

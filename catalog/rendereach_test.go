@@ -2,6 +2,11 @@ package catalog_test
 
 import (
 	"bytes"
+	"encoding/json"
+	"maps"
+	"reflect"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/refdata/refdata/catalog"
@@ -107,6 +112,114 @@ func TestRenderEachAsImported(t *testing.T) {
 			}
 			if checked < 1000 {
 				t.Errorf("%d bodies checked", checked)
+			}
+		})
+	}
+}
+
+// TestLazySnapshot: a snapshot decoded a catalog and a locale at a time
+// (LoadLazy) repairs, validates and renders as one decoded whole: the same
+// repairs, rejections in the same order (en-US's files, then each locale's),
+// unknown fields, fills and bodies.
+func TestLazySnapshot(t *testing.T) {
+	t.Parallel()
+	vs := fixtures.Versions()
+	clean, err := fixtures.Files(vs[len(vs)-1], true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// edit changes the items of one file.
+	edit := func(files map[string][]byte, name string, f func(items []any)) {
+		var items []any
+		if err := json.Unmarshal(files[name], &items); err != nil {
+			var env struct{ Data []any }
+			if err := json.Unmarshal(files[name], &env); err != nil {
+				t.Fatal(name, err)
+			}
+			items = env.Data
+		}
+		f(items)
+		b, err := json.Marshal(items)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files[name] = b
+	}
+	broken := maps.Clone(clean)
+	edit(broken, "en-US/weapons.json", func(items []any) { items[0].(map[string]any)["displayName"] = 5.0 })
+	edit(broken, "de-DE/buddies.json", func(items []any) { items[0].(map[string]any)["uuid"] = "00000000-0000-0000-0000-000000000001" })
+	edit(broken, "en-US/buddies.json", func(items []any) { items[0].(map[string]any)["displayName"] = true })
+	edit(broken, "ar-AE/weapons.json", func(items []any) { items[0].(map[string]any)["uuid"] = "00000000-0000-0000-0000-000000000002" })
+	for _, tc := range []struct {
+		name       string
+		files      map[string][]byte
+		rejections int
+	}{
+		{"valid", clean, 0},
+		{"with problems in four files", broken, 4},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			whole, err := catalog.LoadFiles(tc.files)
+			if err != nil {
+				t.Fatal(err)
+			}
+			lazy, err := catalog.LoadLazy(tc.files)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if w, g := catalog.Repair(whole), catalog.Repair(lazy); !reflect.DeepEqual(g, w) {
+				t.Errorf("repairs %v, decoded whole %v", g, w)
+			}
+			wv, err := catalog.Validate(whole)
+			if err != nil {
+				t.Fatal(err)
+			}
+			gv, err := catalog.Validate(lazy)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(gv, wv) {
+				t.Fatalf("validation\n%+v\ndecoded whole\n%+v", gv, wv)
+			}
+			if len(gv.Rejections) < tc.rejections || gv.Items == 0 {
+				t.Fatalf("%d rejections (want %d or more), %d items", len(gv.Rejections), tc.rejections, gv.Items)
+			}
+			// As a report lists them: en-US's files first, then each other
+			// locale's, in catalog order.
+			rank := func(file string) int {
+				loc, name, _ := strings.Cut(file, "/")
+				l, _ := catalog.ParseLocale(loc)
+				c := slices.IndexFunc(catalog.SourceCategories(), func(c catalog.Category) bool { return c.File() == name })
+				if l == catalog.DefaultLocale {
+					return c
+				}
+				return (1+l)*100 + c
+			}
+			for i := 1; i < len(gv.Rejections); i++ {
+				if a, b := gv.Rejections[i-1].File, gv.Rejections[i].File; rank(a) > rank(b) {
+					t.Errorf("rejection %d in %s after one in %s", i, b, a)
+				}
+			}
+			if tc.rejections > 0 {
+				return
+			}
+			want, err := catalog.Render(whole)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := catalog.RenderEach(lazy, catalog.RenderOptions{Bulk: true}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			wd, gd := want.Docs(), got.Docs()
+			if len(gd) != len(wd) {
+				t.Fatalf("%d docs, decoded whole %d", len(gd), len(wd))
+			}
+			for i := range wd {
+				if !bytes.Equal(gd[i].Bytes(), wd[i].Bytes()) || gd[i].Lang != wd[i].Lang {
+					t.Fatalf("doc %d in %s: %d bytes, decoded whole %d in %s", i, gd[i].Lang, gd[i].Len(), wd[i].Len(), wd[i].Lang)
+				}
 			}
 		})
 	}
