@@ -10,6 +10,7 @@ import (
 	"io"
 	"maps"
 	"math"
+	"path"
 	"runtime"
 	"slices"
 	"strconv"
@@ -338,6 +339,9 @@ func render(s *Snapshot, opt RenderOptions, emit func(docs []*Doc, catalog bool)
 		if err != nil {
 			return nil, err
 		}
+		if consume && s.files != nil {
+			delete(s.files, path.Join(Locales[DefaultLocale], src.File()))
+		}
 		if items == nil {
 			items = []any{}
 		}
@@ -355,7 +359,16 @@ func render(s *Snapshot, opt RenderOptions, emit func(docs []*Doc, catalog bool)
 			return over, err
 		}
 		if s.files != nil {
-			overlay = func(lang string) ([]any, error) { return s.overlay(lang, src) }
+			overlay = func(lang string) ([]any, error) {
+				name := path.Join(lang, src.File())
+				mu.Lock()
+				b := s.files[name]
+				if consume {
+					delete(s.files, name) // decoded once more, here
+				}
+				mu.Unlock()
+				return readItems(func(string) ([]byte, error) { return b, nil }, name)
+			}
 		}
 		var translated [NumLocales]bool
 		for loc, lang := range Locales {

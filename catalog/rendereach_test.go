@@ -120,7 +120,7 @@ func TestRenderEachAsImported(t *testing.T) {
 // TestLazySnapshot: a snapshot decoded a catalog and a locale at a time
 // (LoadLazy) repairs, validates and renders as one decoded whole: the same
 // repairs, rejections in the same order (en-US's files, then each locale's),
-// unknown fields, fills and bodies.
+// unknown fields, fills and bodies; rendering lets go of every catalog file.
 func TestLazySnapshot(t *testing.T) {
 	t.Parallel()
 	vs := fixtures.Versions()
@@ -164,7 +164,8 @@ func TestLazySnapshot(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			lazy, err := catalog.LoadLazy(tc.files)
+			files := maps.Clone(tc.files)
+			lazy, err := catalog.LoadLazy(files)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -211,6 +212,11 @@ func TestLazySnapshot(t *testing.T) {
 			got, err := catalog.RenderEach(lazy, catalog.RenderOptions{Bulk: true}, nil)
 			if err != nil {
 				t.Fatal(err)
+			}
+			for name := range files {
+				if name != "version.json" && !strings.HasPrefix(name, "locres/") {
+					t.Errorf("RenderEach kept %s", name)
+				}
 			}
 			wd, gd := want.Docs(), got.Docs()
 			if len(gd) != len(wd) {

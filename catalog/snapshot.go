@@ -57,8 +57,10 @@ func LoadFiles(files map[string][]byte) (*Snapshot, error) {
 // tables: a catalog's files are decoded each time Validate or RenderEach
 // needs them, a category and a locale at a time, and not kept, so a
 // snapshot is never held decoded whole (JSON decoded into Go values is some
-// three times its bytes). files must not change while the snapshot is used;
-// a broken catalog file is then Validate's or RenderEach's error.
+// three times its bytes). files must not change while the snapshot is used,
+// but RenderEach deletes from it each catalog's files as it decodes them
+// for the last time; a broken catalog file is Validate's or RenderEach's
+// error.
 func LoadLazy(files map[string][]byte) (*Snapshot, error) {
 	s, err := loadSnapshot(".", func(name string) ([]byte, error) {
 		if b, ok := files[name]; ok && (name == "version.json" || path.Dir(name) == "locres") {

@@ -72,6 +72,9 @@ type streamed struct {
 // at a time with the large writer, and written to the new segment unless the
 // version or the Base has it.
 func (e *Encoder) addBulk(docs []*catalog.Doc) error {
+	// A stream is written in chunks under 1 MB: the tables of bodies of 1
+	// MB or more are not needed again.
+	e.large[1] = nil
 	for _, d := range docs {
 		for _, it := range d.Items {
 			if _, ok := e.index[it]; !ok {
@@ -137,7 +140,7 @@ func (e *Encoder) stream(d *catalog.Doc) (streamed, error) {
 		out.Len, out.Sum, out.Identity = int64(buf.Len()), blob.Checksum(buf.Bytes()), buf.Bytes()
 	} else {
 		var err error
-		if out.Streamed, err = e.large.CompressStream(write); err != nil {
+		if out.Streamed, err = e.large[0].CompressStream(write); err != nil {
 			return out, err
 		}
 	}

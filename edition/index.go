@@ -159,10 +159,13 @@ type Encoder struct {
 	first  map[bodyKey]uint32
 	bodies []body
 	// small are each core's compressor (gzip, and brotli at the small
-	// window); large is the one that compresses at brotli's large window,
-	// its tables some 40 MB: one per import, not one per core.
+	// window); large are those that compress at brotli's large window, one
+	// per kind of tables (representation.BrotliTables), 32 MB each: one
+	// per import, not one per core. A writer keeps its tables, so none go
+	// through go-brrr's pool, whose Put and Get on different cores made new
+	// ones beside those kept.
 	small []*representation.Compressor
-	large *representation.Compressor
+	large [2]*representation.Compressor
 	// bulkSums: the sha256 of each bulk file's identity (bulk.go).
 	bulkSums map[*catalog.Doc][sha256.Size]byte
 
@@ -185,7 +188,9 @@ func NewEncoder(opt Options) (*Encoder, error) {
 	for i := range e.small {
 		e.small[i] = representation.NewCompressor(opt.Effort)
 	}
-	e.large = representation.NewCompressor(opt.Effort)
+	for i := range e.large {
+		e.large[i] = representation.NewCompressor(opt.Effort)
+	}
 	if b := opt.Base; b != nil && b.Effort == opt.Effort && opt.Effort != (representation.Effort{}) {
 		e.base = make(map[bodyKey]ref, b.bodies.count())
 		b.bodies.each(func(r ref, id catalog.Sum, lang string) {
@@ -278,7 +283,7 @@ func (e *Encoder) add(docs []*catalog.Doc) error {
 
 // compress is each doc's identity, gzip and brotli (nil where none): gzip
 // and small-window brotli on every core, large-window brotli meanwhile on
-// one goroutine with the one large writer.
+// one goroutine with the large writers.
 func (e *Encoder) compress(docs []*catalog.Doc) [][3][]byte {
 	data := make([][3][]byte, len(docs))
 	parallel(len(docs), func(k int) { data[k][0] = docs[k].Bytes() })
@@ -291,14 +296,16 @@ func (e *Encoder) compress(docs []*catalog.Doc) [][3][]byte {
 			large = append(large, k)
 		}
 	}
-	slices.SortStableFunc(large, func(a, b int) int {
-		return representation.BrotliTables(len(data[a][0])) - representation.BrotliTables(len(data[b][0]))
-	})
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		for _, k := range large {
-			data[k][2] = e.large.Brotli(data[k][0])
+			z := e.large[representation.BrotliTables(len(data[k][0]))]
+			if z == nil { // let go of by the bulk files
+				z = representation.NewCompressor(e.opt.Effort)
+				e.large[1] = z
+			}
+			data[k][2] = z.Brotli(data[k][0])
 		}
 	}()
 	parallelN(len(docs), len(e.small), func(w, k int) {

@@ -344,11 +344,11 @@ const (
 func LargeWindow(n int) bool { return n > 1<<smallWindow }
 
 // BrotliTables says which tables the large writer compresses an n-byte
-// body with: go-brrr's hash tables for a body of 1 MB or more (at this
-// quality and window) are another kind than below, 32 MB each, and the
-// kind not in use stays in go-brrr's pool until two collections pass. A
-// caller giving the large writer many bodies gives it those of one kind
-// one after another.
+// body with: go-brrr's hash tables for a body of 1 MB or more, written at
+// once, at this quality and window, are another kind than below, 32 MB each,
+// and a writer keeps the kind it used last, letting go of the other to
+// go-brrr's pool. A caller with many large bodies gives each kind a writer
+// of its own. A stream (CompressStream) is written in chunks: kind 0.
 func BrotliTables(n int) int {
 	if n >= 1<<20 {
 		return 1
