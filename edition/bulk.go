@@ -211,9 +211,9 @@ func (r *itemReader) body(it *catalog.Doc) ([]byte, error) {
 // read returns the bytes of a stored encoding, checked.
 func (e *Encoder) read(s slot) ([]byte, error) {
 	if s.at == pending {
-		return e.seg.ReadAt(s.off, int(s.n), s.sum)
+		return e.seg.ReadAt(int64(s.off), int(s.n), s.sum)
 	}
-	return s.at.Read(s.off, int(s.n), s.sum)
+	return s.at.Read(int64(s.off), int(s.n), s.sum)
 }
 
 // readBulk reads an index's bulk files, after its routes.

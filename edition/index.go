@@ -121,14 +121,13 @@ type body struct {
 	enc  [3]slot // identity, gzip, brotli
 }
 
-// slot is where one encoding of a body is. n == 0 for a gzip or brotli: none.
+// slot is where one encoding of a body is. n == 0 for a gzip or brotli:
+// none. 24 bytes: an import holds one per encoding of every body.
 type slot struct {
-	n   uint32
 	sum uint64
 	at  *blob.Segment // nil: not stored (an identity kept as gzip); pending: the new segment
-	off int64
-	// copy: the blob at at/off moves into the new segment (Finish).
-	copy bool
+	off uint32        // a segment is under maxSegment bytes
+	n   uint32
 }
 
 // pending stands for the segment being written until it has its name.
@@ -326,7 +325,7 @@ func (e *Encoder) reuse(b *body, old [3]representation.Source) {
 		if j > 0 && src.Len == 0 && src.Mem == nil {
 			continue // no such encoding
 		}
-		b.enc[j] = slot{n: uint32(src.Len), sum: src.Sum, at: src.Seg, off: src.Off}
+		b.enc[j] = slot{n: uint32(src.Len), sum: src.Sum, at: src.Seg, off: uint32(src.Off)}
 		if src.Mem != nil {
 			b.enc[j].at = nil
 			if j == 0 && old[1].Len == 0 || j > 0 {
@@ -365,7 +364,7 @@ func (e *Encoder) append(s *slot, x []byte) error {
 		return err
 	}
 	e.stored += int64(len(x))
-	s.at, s.off = pending, off
+	s.at, s.off = pending, uint32(off)
 	return nil
 }
 
@@ -388,7 +387,7 @@ func (e *Encoder) compact() error {
 			if s.at == nil || s.at == pending || s.at.InMemory() || live[s.at]*2 >= s.at.Size {
 				continue
 			}
-			x, err := s.at.Read(s.off, int(s.n), s.sum)
+			x, err := s.at.Read(int64(s.off), int(s.n), s.sum)
 			if err != nil {
 				return fmt.Errorf("compact: %w", err)
 			}
