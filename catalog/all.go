@@ -325,3 +325,80 @@ func isLocaleObject(v any) bool {
 	}
 	return true
 }
+
+// pruneItem reduces n, an item of category c (schema sc) in a locale whose
+// en-US item is en, to what appendAll reads of it (pruneForAll), without
+// the fields its nested items are spliced into: once the locale's bodies are
+// rendered, that is all language=all needs of it.
+func pruneItem(sc *openapi3.Schema, en, n *node) map[string]any {
+	v := map[string]any{}
+	if p, ok := pruneForAll(sc, en.v, n.v); ok {
+		v = p.(map[string]any)
+	}
+	for _, k := range en.kids {
+		delete(v, k.field)
+	}
+	return v
+}
+
+// pruneForAll reduces v, a locale's value of what is base in en-US, to what
+// appendAll reads of it: its localized text and the text of fields
+// openapi.yaml does not name (or null where such a field is not text), in
+// the objects and arrays that hold them; false when appendAll reads nothing
+// of it. Where it leaves a field out appendAll takes en-US's, as it does for
+// what it would not read; an array element it does not keep is nil, which
+// appendAll also takes as en-US's (a localized one is always kept).
+func pruneForAll(sc *openapi3.Schema, base, v any) (any, bool) {
+	if _, ok := base.(rawJSON); ok || sc == nil {
+		return nil, false
+	}
+	sc = unwrapAllOf(sc)
+	if isLocalized(sc) {
+		return v, true
+	}
+	switch x := base.(type) {
+	case map[string]any:
+		m, ok := v.(map[string]any)
+		if !ok {
+			return nil, false
+		}
+		out := map[string]any{}
+		for k, bv := range x {
+			lv, ok := m[k]
+			if !ok {
+				continue
+			}
+			if ps := sc.Properties[k]; ps == nil || ps.Value == nil {
+				s, isText := lv.(string)
+				switch {
+				case !isText:
+					out[k] = nil // not text: appendUnnamed takes en-US's
+				case s != bv:
+					out[k] = s
+				}
+				continue
+			}
+			if ls, ok := lv.(string); ok && isLocalized(unwrapAllOf(sc.Properties[k].Value)) && bv == any(ls) {
+				continue // en-US's text
+			}
+			if p, ok := pruneForAll(sc.Properties[k].Value, bv, lv); ok {
+				out[k] = p
+			}
+		}
+		return out, len(out) > 0
+	case []any:
+		a, ok := v.([]any)
+		if !ok || sc.Items == nil || sc.Items.Value == nil {
+			return nil, false
+		}
+		out := make([]any, min(len(a), len(x)))
+		kept := 0
+		for j := range out {
+			if p, ok := pruneForAll(sc.Items.Value, x[j], a[j]); ok {
+				out[j], kept = p, j+1
+			}
+		}
+		return out[:kept], kept > 0
+	}
+	return nil, false
+}

@@ -5,10 +5,12 @@ import (
 	"cmp"
 	"crypto/sha256"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
 	"math"
+	"path"
 	"runtime"
 	"slices"
 	"strconv"
@@ -276,21 +278,32 @@ func (r *Rendered) ID() string { return r.ManifestID }
 
 // Render normalizes a snapshot and renders every body of it. Categories whose
 // file the snapshot lacks are empty. The snapshot is normalized in place.
-func Render(s *Snapshot) (*Rendered, error) { return render(s, nil, false, true) }
+func Render(s *Snapshot) (*Rendered, error) { return render(s, RenderOptions{Bulk: true}, nil, false) }
 
-// RenderEach is Render calling emit with the docs of each part as soon as it
-// is rendered: the version record, each source category with the categories
-// flattened from it (catalog true), the string tables, then the bulk files,
-// whose items were emitted before (their bytes may be gone). It consumes the
-// snapshot: a part's items are let go once it is rendered, and emit may let
-// go of the docs' bytes (an import that has stored them), so a version need
-// not be in memory whole. emit's error stops the rendering. Without bulk, the
-// bulk files are not made.
-func RenderEach(s *Snapshot, bulk bool, emit func(docs []*Doc, catalog bool) error) (*Rendered, error) {
-	return render(s, emit, true, bulk)
+// RenderOptions tune RenderEach.
+type RenderOptions struct {
+	// Bulk makes the bulk files.
+	Bulk bool
+	// Rewrite, when set, rewrites each catalog item's body kept (every
+	// locale's and language=all's) once, before it is listed; another
+	// locale's body is en-US's when it was the same as rendered.
+	Rewrite func(body []byte) []byte
 }
 
-func render(s *Snapshot, emit func(docs []*Doc, catalog bool) error, consume, bulk bool) (*Rendered, error) {
+// RenderEach is Render calling emit with docs as soon as they are rendered:
+// the version record; each source category with the categories flattened
+// from it (catalog true), a few locales at a time (each one's own bodies
+// and lists), then en-US's and language=all's; the string tables; then the
+// bulk files, whose items were emitted before (their bytes may be gone).
+// Each doc is emitted once, an item with or after every list of it. It
+// consumes the snapshot: a part's items are let go once it is rendered, and
+// emit may let go of the docs' bytes (an import that has stored them), so a
+// version need not be in memory whole. emit's error stops the rendering.
+func RenderEach(s *Snapshot, opt RenderOptions, emit func(docs []*Doc, catalog bool) error) (*Rendered, error) {
+	return render(s, opt, emit, true)
+}
+
+func render(s *Snapshot, opt RenderOptions, emit func(docs []*Doc, catalog bool) error, consume bool) (*Rendered, error) {
 	if emit == nil {
 		emit = func([]*Doc, bool) error { return nil }
 	}
@@ -318,18 +331,55 @@ func render(s *Snapshot, emit func(docs []*Doc, catalog bool) error, consume, bu
 	srcs := SourceCategories()
 	weight := map[Category]int{}
 	for _, src := range srcs {
-		weight[src] = nodes(s.Sources[src])
+		weight[src] = s.size(src)
 	}
 	slices.SortStableFunc(srcs, func(a, b Category) int { return cmp.Compare(weight[a], weight[b]) })
 	for _, src := range srcs {
-		items := s.Sources[src]
+		items, _, err := s.source(src)
+		if err != nil {
+			return nil, err
+		}
+		if consume && s.files != nil {
+			delete(s.files, path.Join(Locales[DefaultLocale], src.File()))
+		}
 		if items == nil {
 			items = []any{}
 		}
 		if err := normalizeItems(src, items, r.Fills, false); err != nil {
 			return nil, err
 		}
-		if err := r.renderSource(src, items, s.Overlays); err != nil {
+		var mu sync.Mutex
+		overlay := func(lang string) ([]any, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			over, err := s.overlay(lang, src)
+			if consume && s.files == nil {
+				delete(s.Overlays[lang], src) // let go of once translated
+			}
+			return over, err
+		}
+		if s.files != nil {
+			overlay = func(lang string) ([]any, error) {
+				name := path.Join(lang, src.File())
+				mu.Lock()
+				b := s.files[name]
+				if consume {
+					delete(s.files, name) // decoded once more, here
+				}
+				mu.Unlock()
+				return readItems(func(string) ([]byte, error) { return b, nil }, name)
+			}
+		}
+		var translated [NumLocales]bool
+		for loc, lang := range Locales {
+			translated[loc] = loc != DefaultLocale && s.hasOverlay(lang, src)
+		}
+		err = r.renderSource(src, items, overlay, translated, opt.Rewrite, func(docs []*Doc) error { return emit(docs, true) })
+		var ee emitError
+		if errors.As(err, &ee) {
+			return nil, ee.error
+		}
+		if err != nil {
 			return nil, fmt.Errorf("render %s: %w", src.Name(), err)
 		}
 		if consume {
@@ -338,9 +388,6 @@ func render(s *Snapshot, emit func(docs []*Doc, catalog bool) error, consume, bu
 				delete(over, src)
 			}
 		}
-		if err := emit(r.docsOf(renderOrder(src)...), true); err != nil {
-			return nil, err
-		}
 	}
 	if err := r.renderLocres(s.Locres); err != nil {
 		return nil, err
@@ -348,7 +395,7 @@ func render(s *Snapshot, emit func(docs []*Doc, catalog bool) error, consume, bu
 	if err := emit(append([]*Doc{r.LocresList}, r.Locres[:]...), false); err != nil {
 		return nil, err
 	}
-	if !bulk {
+	if !opt.Bulk {
 		return r, nil
 	}
 	r.MakeBulk()
@@ -505,44 +552,97 @@ func renderTree(src Category, tree map[Category][]node) (map[Category][][]byte, 
 	return bodies, nil
 }
 
+// emitError is emit's error, returned as it is.
+type emitError struct{ error }
+
 // renderSource renders a source category and those flattened from it in
-// every locale, in parallel; a body equal to en-US's is en-US's.
-func (r *Rendered) renderSource(src Category, items []any, overlays map[string]map[Category][]any) error {
+// every locale and emits their docs: en-US's bodies first (another locale's
+// body equal to en-US's is en-US's), then the other locales' a few at a time,
+// each rendered on a core and emitted with its lists as soon as made, and
+// last en-US's and language=all's (made of every locale's items). So at
+// most en-US's, language=all's and a few locales' bodies are held at once.
+func (r *Rendered) renderSource(src Category, items []any, overlay func(lang string) ([]any, error), translated [NumLocales]bool, rewrite func([]byte) []byte, emit func([]*Doc) error) error {
 	var trees [NumLocales]map[Category][]node
 	trees[DefaultLocale] = flatten(src, items)
-	for loc, lang := range Locales {
-		if over := overlays[lang][src]; loc != DefaultLocale && over != nil {
-			merged := Translate(items, over)
-			if err := normalizeItems(src, merged, map[Fill]int{}, true); err != nil {
+	var locs []int
+	for loc := range Locales {
+		if translated[loc] {
+			locs = append(locs, loc)
+		}
+	}
+	rw := &rewriter{f: rewrite, raw: map[*Doc][]byte{}}
+	set := func(loc int, bodies map[Category][][]byte) error {
+		for _, c := range renderOrder(src) {
+			if err := r.setBodies(c, loc, trees[loc][c], bodies[c], rw); err != nil {
 				return err
 			}
-			trees[loc] = flatten(src, merged)
 		}
+		return nil
 	}
-	var docs [NumLocales]map[Category][][]byte
-	var g errgroup.Group
-	g.SetLimit(runtime.GOMAXPROCS(0))
-	for loc := range Locales {
-		if trees[loc] == nil {
-			continue
-		}
-		g.Go(func() error {
-			var err error
-			if docs[loc], err = renderTree(src, trees[loc]); err != nil {
-				return fmt.Errorf("in %s: %w", Locales[loc], err)
-			}
-			return nil
-		})
+	en, err := renderTree(src, trees[DefaultLocale])
+	if err != nil {
+		return fmt.Errorf("in %s: %w", Locales[DefaultLocale], err)
 	}
-	if err := g.Wait(); err != nil {
+	if err := set(DefaultLocale, en); err != nil {
 		return err
 	}
+	en = nil
 	for _, c := range renderOrder(src) {
-		for i := range NumLocales {
-			loc := (DefaultLocale + i) % NumLocales // en-US first
-			if err := r.setBodies(c, loc, trees[loc][c], docs[loc][c]); err != nil {
+		r.renderFilters(c, trees[DefaultLocale][c], DefaultLocale)
+		for loc := range Locales {
+			if loc != DefaultLocale && !translated[loc] {
+				_ = r.setBodies(c, loc, nil, nil, nil) // en-US's
+				r.renderFilters(c, trees[DefaultLocale][c], loc)
+			}
+		}
+	}
+	seen := map[*Doc]bool{}
+	for len(locs) > 0 {
+		batch := locs[:min(len(locs), runtime.GOMAXPROCS(0))]
+		locs = locs[len(batch):]
+		docs := make([]map[Category][][]byte, len(batch))
+		var g errgroup.Group
+		for i, loc := range batch {
+			g.Go(func() error {
+				over, err := overlay(Locales[loc])
+				if err != nil {
+					return err
+				}
+				merged := Translate(items, over)
+				if err := normalizeItems(src, merged, map[Fill]int{}, true); err != nil {
+					return err
+				}
+				trees[loc] = flatten(src, merged)
+				if docs[i], err = renderTree(src, trees[loc]); err != nil {
+					return fmt.Errorf("in %s: %w", Locales[loc], err)
+				}
+				return nil
+			})
+		}
+		if err := g.Wait(); err != nil {
+			return err
+		}
+		var out []*Doc
+		for i, loc := range batch {
+			if err := set(loc, docs[i]); err != nil {
 				return err
 			}
+			for _, c := range renderOrder(src) {
+				r.renderFilters(c, trees[DefaultLocale][c], loc)
+				// All language=all needs of this locale's items now.
+				sc, err := componentSchema(c.Schema())
+				if err != nil {
+					return err
+				}
+				for j := range trees[loc][c] {
+					n := &trees[loc][c][j]
+					n.v = pruneItem(sc, &trees[DefaultLocale][c][j], n)
+				}
+			}
+			out = r.docsIn(out, seen, renderOrder(src), loc)
+		}
+		if err := emit(out); err != nil {
+			return emitError{err}
 		}
 	}
 	all := map[Category][][]byte{}
@@ -551,39 +651,78 @@ func (r *Rendered) renderSource(src Category, items []any, overlays map[string]m
 		if all[c], err = r.renderAll(c, &trees, all); err != nil {
 			return fmt.Errorf("%s for language=all: %w", c.Name(), err)
 		}
-		r.renderFilters(c, trees[DefaultLocale][c])
+		r.renderFilters(c, trees[DefaultLocale][c], AllLocales)
+	}
+	out := r.docsIn(nil, seen, renderOrder(src), DefaultLocale)
+	out = r.docsIn(out, seen, renderOrder(src), AllLocales)
+	for _, d := range out {
+		if d.Lang == AllLanguages && !d.IsList() {
+			rw.rewrite(d, false) // spliced into its parents as rendered, then rewritten whole as they are
+		}
+	}
+	if err := emit(out); err != nil {
+		return emitError{err}
 	}
 	return nil
 }
 
-// renderFilters renders a category's filtered lists (Filters) from its items'
-// bodies, by their en-US value of the field (not a boolean: false).
-func (r *Rendered) renderFilters(c Category, en []node) {
-	t := &r.Tables[c]
-	for _, field := range filters[c] {
-		lists := new([2][NumLocales + 1]*Doc)
-		for val := range 2 {
-			list := func(loc int) []*Doc {
-				var items []*Doc
-				for i, n := range en {
-					if v, _ := n.v[field].(bool); v == (val == 1) {
-						items = append(items, t.Items[t.Order[i]][loc])
-					}
-				}
-				return items
-			}
-			def := newList(list(DefaultLocale), DefaultLocale, nil)
-			for loc := range NumLocales + 1 {
-				lists[val][loc] = def
-				if loc != DefaultLocale {
-					lists[val][loc] = newList(list(loc), loc, def)
-				}
+// docsIn appends to out the docs of categories cs in locale loc (not
+// en-US's it shares) that are not in seen: each one's items', its list, its
+// filtered lists.
+func (r *Rendered) docsIn(out []*Doc, seen map[*Doc]bool, cs []Category, loc int) []*Doc {
+	lang := AllLanguages
+	if loc != AllLocales {
+		lang = Locales[loc]
+	}
+	add := func(d *Doc) {
+		if d != nil && d.Lang == lang && !seen[d] {
+			seen[d] = true
+			out = append(out, d)
+		}
+	}
+	for _, c := range cs {
+		t := &r.Tables[c]
+		for _, u := range t.Order {
+			add(t.Items[u][loc])
+		}
+		add(t.List[loc])
+		for _, f := range filters[c] {
+			if lists := t.Filtered[f]; lists != nil {
+				add(lists[0][loc])
+				add(lists[1][loc])
 			}
 		}
+	}
+	return out
+}
+
+// renderFilters renders a category's filtered lists (Filters) in locale
+// loc from its items' bodies, by their en-US value of the field (not a
+// boolean: false); en-US's must be made before any other locale's.
+func (r *Rendered) renderFilters(c Category, en []node, loc int) {
+	t := &r.Tables[c]
+	for _, field := range filters[c] {
 		if t.Filtered == nil {
 			t.Filtered = map[string]*[2][NumLocales + 1]*Doc{}
 		}
-		t.Filtered[field] = lists
+		lists := t.Filtered[field]
+		if lists == nil {
+			lists = new([2][NumLocales + 1]*Doc)
+			t.Filtered[field] = lists
+		}
+		for val := range 2 {
+			var items []*Doc
+			for i, n := range en {
+				if v, _ := n.v[field].(bool); v == (val == 1) {
+					items = append(items, t.Items[t.Order[i]][loc])
+				}
+			}
+			if loc == DefaultLocale {
+				lists[val][loc] = newList(items, DefaultLocale, nil)
+			} else {
+				lists[val][loc] = newList(items, loc, lists[val][DefaultLocale])
+			}
+		}
 	}
 }
 
@@ -599,10 +738,40 @@ func newDoc(b []byte, loc int, en *Doc) *Doc {
 	return &Doc{JSON: b, Lang: Locales[loc]}
 }
 
+// rewriter applies RenderOptions.Rewrite to the bodies kept, once each, and
+// keeps en-US's as rendered where it changed them: another locale's body is
+// en-US's when it is the same as rendered.
+type rewriter struct {
+	f   func([]byte) []byte
+	raw map[*Doc][]byte
+}
+
+// rewrite rewrites d's body; en: d is en-US's.
+func (w *rewriter) rewrite(d *Doc, en bool) {
+	if w == nil || w.f == nil {
+		return
+	}
+	out := w.f(d.JSON)
+	if en && !bytes.Equal(out, d.JSON) {
+		w.raw[d] = d.JSON
+	}
+	d.JSON = out
+}
+
+// rendered is d's body as rendered.
+func (w *rewriter) rendered(d *Doc) []byte {
+	if w != nil {
+		if b, ok := w.raw[d]; ok {
+			return b
+		}
+	}
+	return d.JSON
+}
+
 // setBodies keeps one locale's bodies of a category: en-US's make the table
 // (their uuids checked); another's are kept only where they differ from
 // en-US's, and without an overlay (ns is nil) all are en-US's.
-func (r *Rendered) setBodies(c Category, loc int, ns []node, bodies [][]byte) error {
+func (r *Rendered) setBodies(c Category, loc int, ns []node, bodies [][]byte, rw *rewriter) error {
 	t := &r.Tables[c]
 	switch {
 	case loc == DefaultLocale:
@@ -629,7 +798,12 @@ func (r *Rendered) setBodies(c Category, loc int, ns []node, bodies [][]byte) er
 			t.Order = append(t.Order, u)
 		}
 		d := t.Items[u]
-		d[loc] = newDoc(bodies[i], loc, d[DefaultLocale])
+		if en := d[DefaultLocale]; loc != DefaultLocale && bytes.Equal(bodies[i], rw.rendered(en)) {
+			d[loc] = en
+		} else {
+			d[loc] = &Doc{JSON: bodies[i], Lang: Locales[loc]}
+			rw.rewrite(d[loc], loc == DefaultLocale)
+		}
 		items = append(items, d[loc])
 	}
 	t.List[loc] = newList(items, loc, t.List[DefaultLocale])

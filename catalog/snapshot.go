@@ -20,6 +20,10 @@ type Snapshot struct {
 	Sources  map[Category][]any                      // en-US items of each file present
 	Overlays map[string]map[Category][]any           // locale → category → partial items
 	Locres   map[string]map[string]map[string]string // locale → namespace → key → text
+
+	// files, for a snapshot LoadLazy read, are its catalogs' files, decoded
+	// each time one is needed (Sources and Overlays stay empty).
+	files map[string][]byte
 }
 
 // FileError names the snapshot file a problem was found in.
@@ -47,6 +51,82 @@ func LoadFiles(files map[string][]byte) (*Snapshot, error) {
 		}
 		return nil, &fs.PathError{Op: "read", Path: name, Err: fs.ErrNotExist}
 	})
+}
+
+// LoadLazy is LoadFiles decoding only the version record and the string
+// tables: a catalog's files are decoded each time Validate or RenderEach
+// needs them, a category and a locale at a time, and not kept, so a
+// snapshot is never held decoded whole (JSON decoded into Go values is some
+// three times its bytes). files must not change while the snapshot is used,
+// but RenderEach deletes from it each catalog's files as it decodes them
+// for the last time; a broken catalog file is Validate's or RenderEach's
+// error.
+func LoadLazy(files map[string][]byte) (*Snapshot, error) {
+	s, err := loadSnapshot(".", func(name string) ([]byte, error) {
+		if b, ok := files[name]; ok && (name == "version.json" || path.Dir(name) == "locres") {
+			return b, nil
+		}
+		return nil, &fs.PathError{Op: "read", Path: name, Err: fs.ErrNotExist}
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.files = files
+	return s, nil
+}
+
+// source is category c's en-US items, repaired, and whether the snapshot
+// has them; decoded anew from a lazy snapshot's file.
+func (s *Snapshot) source(c Category) ([]any, bool, error) {
+	if s.files == nil {
+		items, ok := s.Sources[c]
+		return items, ok, nil
+	}
+	name := path.Join(Locales[DefaultLocale], c.File())
+	if _, ok := s.files[name]; !ok {
+		return nil, false, nil
+	}
+	items, err := readItems(s.read, name)
+	if err != nil {
+		return nil, true, err
+	}
+	repairItems(c, items, func(Problem) {})
+	return items, true, nil
+}
+
+// hasOverlay says whether the snapshot has category c's file in locale lang.
+func (s *Snapshot) hasOverlay(lang string, c Category) bool {
+	if s.files == nil {
+		_, ok := s.Overlays[lang][c]
+		return ok
+	}
+	_, ok := s.files[path.Join(lang, c.File())]
+	return ok
+}
+
+// overlay is category c's items in locale lang; decoded anew from a lazy
+// snapshot's file.
+func (s *Snapshot) overlay(lang string, c Category) ([]any, error) {
+	if s.files == nil {
+		return s.Overlays[lang][c], nil
+	}
+	return readItems(s.read, path.Join(lang, c.File()))
+}
+
+// size is a measure of category c's en-US items: the nodes decoded, or a
+// lazy snapshot's file's bytes.
+func (s *Snapshot) size(c Category) int {
+	if s.files == nil {
+		return nodes(s.Sources[c])
+	}
+	return len(s.files[path.Join(Locales[DefaultLocale], c.File())])
+}
+
+func (s *Snapshot) read(name string) ([]byte, error) {
+	if b, ok := s.files[name]; ok {
+		return b, nil
+	}
+	return nil, &FileError{name, fs.ErrNotExist}
 }
 
 // loadSnapshot reads the snapshot under dir with readFS, which reads a whole file.

@@ -33,6 +33,7 @@ func (p Problem) String() string {
 // Validation is what Validate found. Rejections make a version unfit to
 // publish; unknown fields do not (they are served).
 type Validation struct {
+	Items      int // en-US items validated
 	Rejections []Problem
 	Unknown    []Unknown // once per catalog and field, in that order
 	// Fills counts the defaults the normalizer filled in, as Build will.
@@ -45,19 +46,31 @@ type Validation struct {
 func Repair(s *Snapshot) []Problem {
 	var notes []Problem
 	for _, c := range SourceCategories() {
-		file := "en-US/" + c.File()
-		for i, it := range s.Sources[c] {
-			m, ok := it.(map[string]any)
-			if !ok {
-				continue
+		items := s.Sources[c]
+		if s.files != nil {
+			var err error
+			if items, _, err = s.source(c); err != nil {
+				continue // Validate reports it
 			}
-			id, _ := m["uuid"].(string)
-			repairNulls(m, "/"+strconv.Itoa(i), func(ptr string) {
-				notes = append(notes, Problem{File: file, UUID: id, Pointer: ptr, Reason: "null array element removed"})
-			})
 		}
+		repairItems(c, items, func(p Problem) { notes = append(notes, p) })
 	}
 	return notes
+}
+
+// repairItems is Repair of category c's en-US items.
+func repairItems(c Category, items []any, note func(Problem)) {
+	file := "en-US/" + c.File()
+	for i, it := range items {
+		m, ok := it.(map[string]any)
+		if !ok {
+			continue
+		}
+		id, _ := m["uuid"].(string)
+		repairNulls(m, "/"+strconv.Itoa(i), func(ptr string) {
+			note(Problem{File: file, UUID: id, Pointer: ptr, Reason: "null array element removed"})
+		})
+	}
 }
 
 func repairNulls(v any, ptr string, note func(string)) {
@@ -120,11 +133,18 @@ func Validate(s *Snapshot) (*Validation, error) {
 	v.check(sc, ver, "version.json", "", "")
 	unknownBytes := 0
 
+	// A category at a time, its translations after it: a lazy snapshot's
+	// files are decoded one at a time. Reported as before, en-US's files
+	// first, then each locale's (order).
 	for _, c := range SourceCategories() {
-		raw, ok := s.Sources[c]
+		raw, ok, err := s.source(c)
+		if err != nil {
+			return nil, err
+		}
 		if !ok {
 			continue
 		}
+		v.Items += len(raw)
 		file := "en-US/" + c.File()
 		items := deepCopy(raw).([]any)
 		if err := normalizeItems(c, items, v.Fills, false); err != nil {
@@ -160,21 +180,41 @@ func Validate(s *Snapshot) (*Validation, error) {
 			v.Unknown = append(v.Unknown, *unknown[f])
 		}
 		v.checkIdentities(c, file, items)
-	}
-
-	for _, loc := range Locales {
-		for _, c := range SourceCategories() {
-			over, ok := s.Overlays[loc][c]
-			if !ok {
+		items = nil
+		for _, loc := range Locales {
+			if loc == Locales[DefaultLocale] || !s.hasOverlay(loc, c) {
 				continue
 			}
-			unknownBytes += v.checkOverlay(c, path.Join(loc, c.File()), s.Sources[c], over)
+			over, err := s.overlay(loc, c)
+			if err != nil {
+				return nil, err
+			}
+			unknownBytes += v.checkOverlay(c, path.Join(loc, c.File()), raw, over)
 		}
 	}
 	if unknownBytes > MaxUnknownPerVersion {
 		v.reject("(snapshot)", "", "", fmt.Sprintf("unknown fields of %d bytes in all, more than the %d a version may carry", unknownBytes, MaxUnknownPerVersion))
 	}
+	slices.SortStableFunc(v.Rejections, func(a, b Problem) int { return cmp.Compare(order(a.File), order(b.File)) })
 	return v, nil
+}
+
+// order ranks a file as Validate reports it: the version record, en-US's
+// catalogs, each other locale's, the snapshot as a whole.
+func order(file string) int {
+	loc, name, _ := strings.Cut(file, "/")
+	l, ok := ParseLocale(loc)
+	switch {
+	case file == "version.json":
+		return 0
+	case !ok || Locales[l] != loc:
+		return 1 << 20
+	}
+	c := slices.IndexFunc(SourceCategories(), func(c Category) bool { return c.File() == name })
+	if l == DefaultLocale {
+		return 1 + c
+	}
+	return 1 + (1+l)*64 + c // fewer than 64 source categories
 }
 
 func (v *Validation) reject(file, id, ptr, reason string) {

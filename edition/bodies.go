@@ -81,20 +81,29 @@ func (s *bodySet) sources(e *entry) [3]representation.Source {
 
 // each calls f with every body's address, language and sources, without
 // making the bodies: an import that follows this edition reuses them.
-func (s *bodySet) each(f func(id catalog.Sum, lang string, src [3]representation.Source)) {
+func (s *bodySet) each(f func(r ref, id catalog.Sum, lang string)) {
 	for i := range s.entries {
 		e := &s.entries[i]
-		f(e.id, langOf(e.lang), s.sources(e))
+		f(ref(i), e.id, langOf(e.lang))
 	}
-	for _, b := range s.made {
-		src := [3]representation.Source{b.Encoded.Source()}
-		for j, e := range []*representation.Encoded{b.Gzip(), b.Brotli()} {
-			if e != nil {
-				src[j+1] = e.Source()
-			}
+	for i, b := range s.made {
+		f(ref(i), b.ID, b.Lang)
+	}
+}
+
+// sourcesAt is where the encodings of the body at r are.
+func (s *bodySet) sourcesAt(r ref) [3]representation.Source {
+	if s.made == nil {
+		return s.sources(&s.entries[r])
+	}
+	b := s.made[r]
+	src := [3]representation.Source{b.Encoded.Source()}
+	for j, e := range []*representation.Encoded{b.Gzip(), b.Brotli()} {
+		if e != nil {
+			src[j+1] = e.Source()
 		}
-		f(b.ID, b.Lang, src)
 	}
+	return src
 }
 
 // id is the address of the body at r.

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"runtime"
 
 	"github.com/refdata/refdata/blob"
 	"github.com/refdata/refdata/catalog"
@@ -61,10 +60,6 @@ func (e *Edition) BulkFiles() []BulkFile {
 	return out
 }
 
-// maxBulkStreams bounds the bulk files compressed at once: each holds a
-// brotli writer's tables (some 40 MB) and its compressed bytes.
-const maxBulkStreams = 4
-
 // streamed is one bulk file as addBulk made it.
 type streamed struct {
 	representation.Streamed
@@ -73,9 +68,13 @@ type streamed struct {
 
 // addBulk encodes bulk files, their items added before: each is streamed
 // from its items' bytes (read back where the import let go of them) into
-// its sha256 and compressed encodings, on up to maxBulkStreams cores, and
-// written to the new segment unless the version or the Base has it.
+// its sha256 and compressed encodings (gzip and brotli on a core each), one
+// at a time with the large writer, and written to the new segment unless the
+// version or the Base has it.
 func (e *Encoder) addBulk(docs []*catalog.Doc) error {
+	// A stream is written in chunks under 1 MB: the tables of bodies of 1
+	// MB or more are not needed again.
+	e.large[1] = nil
 	for _, d := range docs {
 		for _, it := range d.Items {
 			if _, ok := e.index[it]; !ok {
@@ -83,19 +82,11 @@ func (e *Encoder) addBulk(docs []*catalog.Doc) error {
 			}
 		}
 	}
-	// A batch at a time, written in order: the same version makes the same
-	// segment, and the encoder holds one batch's compressed bytes.
-	workers := min(runtime.GOMAXPROCS(0), maxBulkStreams)
-	for lo := 0; lo < len(docs); lo += workers {
-		batch := docs[lo:min(lo+workers, len(docs))]
-		out := make([]streamed, len(batch))
-		errs := make([]error, len(batch))
-		parallelN(len(batch), workers, func(i int) { out[i], errs[i] = e.stream(batch[i]) })
-		for i, d := range batch {
-			if err := e.addStreamed(d, out[i], errs[i]); err != nil {
-				e.Abort()
-				return err
-			}
+	for _, d := range docs {
+		out, err := e.stream(d)
+		if err := e.addStreamed(d, out, err); err != nil {
+			e.Abort()
+			return err
 		}
 	}
 	return nil
@@ -122,7 +113,7 @@ func (e *Encoder) addStreamed(d *catalog.Doc, s streamed, err error) error {
 	e.first[k], e.index[d] = j, j
 	b := body{id: d.Sum, lang: lang}
 	if old, ok := e.base[k]; ok {
-		e.reuse(&b, old)
+		e.reuse(&b, e.opt.Base.bodies.sourcesAt(old))
 	} else if err := e.writeStreamed(&b, s.Streamed); err != nil {
 		return err
 	}
@@ -148,11 +139,8 @@ func (e *Encoder) stream(d *catalog.Doc) (streamed, error) {
 		}
 		out.Len, out.Sum, out.Identity = int64(buf.Len()), blob.Checksum(buf.Bytes()), buf.Bytes()
 	} else {
-		z := e.pool.Get().(*representation.Compressor)
 		var err error
-		out.Streamed, err = z.CompressStream(write)
-		e.pool.Put(z)
-		if err != nil {
+		if out.Streamed, err = e.large[0].CompressStream(write); err != nil {
 			return out, err
 		}
 	}
@@ -223,9 +211,9 @@ func (r *itemReader) body(it *catalog.Doc) ([]byte, error) {
 // read returns the bytes of a stored encoding, checked.
 func (e *Encoder) read(s slot) ([]byte, error) {
 	if s.at == pending {
-		return e.seg.ReadAt(s.off, int(s.n), s.sum)
+		return e.seg.ReadAt(int64(s.off), int(s.n), s.sum)
 	}
-	return s.at.Read(s.off, int(s.n), s.sum)
+	return s.at.Read(int64(s.off), int(s.n), s.sum)
 }
 
 // readBulk reads an index's bulk files, after its routes.

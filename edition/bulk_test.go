@@ -42,7 +42,7 @@ func encodeStreamed(t testing.TB, nn string, opt edition.Options) (*edition.Enco
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := catalog.RenderEach(s, true, func(docs []*catalog.Doc, _ bool) error {
+	r, err := catalog.RenderEach(s, catalog.RenderOptions{Bulk: true}, func(docs []*catalog.Doc, _ bool) error {
 		if err := enc.Add(docs); err != nil {
 			return err
 		}

@@ -121,14 +121,13 @@ type body struct {
 	enc  [3]slot // identity, gzip, brotli
 }
 
-// slot is where one encoding of a body is. n == 0 for a gzip or brotli: none.
+// slot is where one encoding of a body is. n == 0 for a gzip or brotli:
+// none. 24 bytes: an import holds one per encoding of every body.
 type slot struct {
-	n   uint32
 	sum uint64
 	at  *blob.Segment // nil: not stored (an identity kept as gzip); pending: the new segment
-	off int64
-	// copy: the blob at at/off moves into the new segment (Finish).
-	copy bool
+	off uint32        // a segment is under maxSegment bytes
+	n   uint32
 }
 
 // pending stands for the segment being written until it has its name.
@@ -154,11 +153,18 @@ func Encode(r *catalog.Rendered, opt Options) (*Encoded, error) {
 type Encoder struct {
 	opt    Options
 	seg    *blob.Writer
-	base   map[bodyKey][3]representation.Source // where the Base keeps its bodies
+	base   map[bodyKey]ref // the Base's bodies
 	index  map[*catalog.Doc]uint32
 	first  map[bodyKey]uint32
 	bodies []body
-	pool   sync.Pool // *representation.Compressor
+	// small are each core's compressor (gzip, and brotli at the small
+	// window); large are those that compress at brotli's large window, one
+	// per kind of tables (representation.BrotliTables), 32 MB each: one
+	// per import, not one per core. A writer keeps its tables, so none go
+	// through go-brrr's pool, whose Put and Get on different cores made new
+	// ones beside those kept.
+	small []*representation.Compressor
+	large [2]*representation.Compressor
 	// bulkSums: the sha256 of each bulk file's identity (bulk.go).
 	bulkSums map[*catalog.Doc][sha256.Size]byte
 
@@ -177,12 +183,18 @@ func NewEncoder(opt Options) (*Encoder, error) {
 		return nil, err
 	}
 	e := &Encoder{opt: opt, seg: seg, index: map[*catalog.Doc]uint32{}, first: map[bodyKey]uint32{}, bulkSums: map[*catalog.Doc][sha256.Size]byte{}}
-	e.pool.New = func() any { return representation.NewCompressor(opt.Effort) }
+	e.small = make([]*representation.Compressor, runtime.GOMAXPROCS(0))
+	for i := range e.small {
+		e.small[i] = representation.NewCompressor(opt.Effort)
+	}
+	for i := range e.large {
+		e.large[i] = representation.NewCompressor(opt.Effort)
+	}
 	if b := opt.Base; b != nil && b.Effort == opt.Effort && opt.Effort != (representation.Effort{}) {
-		e.base = make(map[bodyKey][3]representation.Source, b.bodies.count())
-		b.bodies.each(func(id catalog.Sum, lang string, src [3]representation.Source) {
+		e.base = make(map[bodyKey]ref, b.bodies.count())
+		b.bodies.each(func(r ref, id catalog.Sum, lang string) {
 			l, _ := langByte(lang)
-			e.base[bodyKey{id, l}] = src
+			e.base[bodyKey{id, l}] = r
 		})
 	}
 	return e, nil
@@ -245,7 +257,7 @@ func (e *Encoder) add(docs []*catalog.Doc) error {
 		e.first[k], e.index[d] = j, j
 		b := body{id: d.Sum, lang: lang}
 		if old, ok := e.base[k]; ok {
-			e.reuse(&b, old)
+			e.reuse(&b, e.opt.Base.bodies.sourcesAt(old))
 		} else {
 			fresh = append(fresh, d)
 			at = append(at, j)
@@ -257,8 +269,7 @@ func (e *Encoder) add(docs []*catalog.Doc) error {
 		for hi = lo; hi < len(fresh) && hi-lo < batch && (hi == lo || size+fresh[hi].Len() <= batchBytes); hi++ {
 			size += fresh[hi].Len()
 		}
-		data := make([][3][]byte, hi-lo)
-		parallel(hi-lo, func(k int) { data[k] = e.compress(fresh[lo+k]) })
+		data := e.compress(fresh[lo:hi])
 		for k := range data {
 			if err := e.write(&e.bodies[at[lo+k]], data[k]); err != nil {
 				e.Abort()
@@ -269,16 +280,42 @@ func (e *Encoder) add(docs []*catalog.Doc) error {
 	return nil
 }
 
-// compress is a doc's identity, gzip and brotli (nil where none).
-func (e *Encoder) compress(d *catalog.Doc) [3][]byte {
-	doc := d.Bytes()
+// compress is each doc's identity, gzip and brotli (nil where none): gzip
+// and small-window brotli on every core, large-window brotli meanwhile on
+// one goroutine with the large writers.
+func (e *Encoder) compress(docs []*catalog.Doc) [][3][]byte {
+	data := make([][3][]byte, len(docs))
+	parallel(len(docs), func(k int) { data[k][0] = docs[k].Bytes() })
 	if e.opt.Effort == (representation.Effort{}) {
-		return [3][]byte{doc}
+		return data
 	}
-	z := e.pool.Get().(*representation.Compressor)
-	gz, br := z.Compress(doc)
-	e.pool.Put(z)
-	return [3][]byte{doc, gz, br}
+	var large []int
+	for k := range data {
+		if representation.LargeWindow(len(data[k][0])) {
+			large = append(large, k)
+		}
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for _, k := range large {
+			z := e.large[representation.BrotliTables(len(data[k][0]))]
+			if z == nil { // let go of by the bulk files
+				z = representation.NewCompressor(e.opt.Effort)
+				e.large[1] = z
+			}
+			data[k][2] = z.Brotli(data[k][0])
+		}
+	}()
+	parallelN(len(docs), len(e.small), func(w, k int) {
+		z := e.small[w]
+		data[k][1] = z.Gzip(data[k][0])
+		if !representation.LargeWindow(len(data[k][0])) {
+			data[k][2] = z.Brotli(data[k][0])
+		}
+	})
+	<-done
+	return data
 }
 
 // reuse names, for a body the Base has, its encodings where the Base keeps
@@ -288,7 +325,7 @@ func (e *Encoder) reuse(b *body, old [3]representation.Source) {
 		if j > 0 && src.Len == 0 && src.Mem == nil {
 			continue // no such encoding
 		}
-		b.enc[j] = slot{n: uint32(src.Len), sum: src.Sum, at: src.Seg, off: src.Off}
+		b.enc[j] = slot{n: uint32(src.Len), sum: src.Sum, at: src.Seg, off: uint32(src.Off)}
 		if src.Mem != nil {
 			b.enc[j].at = nil
 			if j == 0 && old[1].Len == 0 || j > 0 {
@@ -327,7 +364,7 @@ func (e *Encoder) append(s *slot, x []byte) error {
 		return err
 	}
 	e.stored += int64(len(x))
-	s.at, s.off = pending, off
+	s.at, s.off = pending, uint32(off)
 	return nil
 }
 
@@ -350,7 +387,7 @@ func (e *Encoder) compact() error {
 			if s.at == nil || s.at == pending || s.at.InMemory() || live[s.at]*2 >= s.at.Size {
 				continue
 			}
-			x, err := s.at.Read(s.off, int(s.n), s.sum)
+			x, err := s.at.Read(int64(s.off), int(s.n), s.sum)
 			if err != nil {
 				return fmt.Errorf("compact: %w", err)
 			}
@@ -500,16 +537,19 @@ func langByte(lang string) (byte, bool) {
 }
 
 // parallel calls f(0) … f(n-1) from one goroutine per core.
-func parallel(n int, f func(int)) { parallelN(n, runtime.GOMAXPROCS(0), f) }
+func parallel(n int, f func(i int)) {
+	parallelN(n, runtime.GOMAXPROCS(0), func(_, i int) { f(i) })
+}
 
-// parallelN calls f(0) … f(n-1) from workers goroutines.
-func parallelN(n, workers int, f func(int)) {
+// parallelN calls f(w, 0) … f(w, n-1) from workers goroutines, w the
+// goroutine's number.
+func parallelN(n, workers int, f func(w, i int)) {
 	var next atomic.Int64
 	var wg sync.WaitGroup
-	for range workers {
+	for w := range workers {
 		wg.Go(func() {
 			for i := int(next.Add(1)) - 1; i < n; i = int(next.Add(1)) - 1 {
-				f(i)
+				f(w, i)
 			}
 		})
 	}

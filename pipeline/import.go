@@ -314,7 +314,9 @@ func (im *importer) process(files map[string][]byte, problems []catalog.Problem)
 		}
 	}
 
-	snap, err := catalog.LoadFiles(files)
+	// Decoded a catalog and a locale at a time, as validated and rendered:
+	// a version is never held decoded whole, only its files' bytes.
+	snap, err := catalog.LoadLazy(files)
 	if err != nil {
 		return im.reject([]catalog.Problem{problemOf(err)}, "%w", err)
 	}
@@ -327,8 +329,8 @@ func (im *importer) process(files map[string][]byte, problems []catalog.Problem)
 		// Re-publishing the active version: the latest diff stays previous → it.
 		base.ManifestID = base.Previous
 	}
-	// The files are stored now, by content, so the import need not hold them
-	// while it renders.
+	// The files are stored now, by content; the snapshot reads them while
+	// it renders.
 	stored, err := im.st.PutFiles(files)
 	defer func() {
 		if r.Outcome != "published" {
@@ -340,7 +342,6 @@ func (im *importer) process(files map[string][]byte, problems []catalog.Problem)
 	if err != nil {
 		return err
 	}
-	files = nil
 	var old *edition.Edition
 	if base.ManifestID != "" {
 		if old, err = im.baseEdition(base.ManifestID); err != nil {
@@ -434,16 +435,16 @@ func (im *importer) base() (b baseVersion, already bool, err error) {
 // error.
 func (im *importer) validate(snap *catalog.Snapshot) (*catalog.Validation, int, error) {
 	r := im.r
-	items := 0
-	for _, it := range snap.Sources {
-		items += len(it)
-	}
-	if err := im.next(Validate, "%d items in %d catalogs", items, len(snap.Sources)); err != nil {
+	if err := im.next(Validate, "%d catalogs, every locale", len(catalog.SourceCategories())); err != nil {
 		return nil, 0, err
 	}
 	repairs := catalog.Repair(snap)
 	r.NumRepairs, r.Repairs = len(repairs), capProblems(repairs)
 	val, err := catalog.Validate(snap)
+	var fe *catalog.FileError
+	if errors.As(err, &fe) {
+		return nil, 0, im.reject([]catalog.Problem{problemOf(err)}, "%w", err)
+	}
 	if err != nil {
 		return nil, 0, err
 	}
@@ -452,7 +453,7 @@ func (im *importer) validate(snap *catalog.Snapshot) (*catalog.Validation, int, 
 	if len(val.Rejections) > 0 {
 		return nil, 0, im.reject(val.Rejections, "%s", count(len(val.Rejections), "problem"))
 	}
-	return val, items, nil
+	return val, val.Items, nil
 }
 
 // diff diffs ed against old, the version before it, stamped now, and
@@ -491,7 +492,7 @@ func (im *importer) diff(old, ed *edition.Edition, now time.Time) ([]byte, error
 // segment and old's.
 func (im *importer) render(snap *catalog.Snapshot, contentHash string, val *catalog.Validation, old *edition.Edition, items int) (*edition.Edition, *edition.Encoded, error) {
 	r := im.r
-	if err := im.next(Render, "%d items in %d catalogs, every locale, compressed in gzip and brotli", items, len(snap.Sources)); err != nil {
+	if err := im.next(Render, "%d items, every locale, compressed in gzip and brotli", items); err != nil {
 		return nil, nil, err
 	}
 	enc, err := edition.NewEncoder(edition.Options{Effort: im.opt.Effort, Base: old, Dir: im.st.Staging()})
@@ -499,12 +500,10 @@ func (im *importer) render(snap *catalog.Snapshot, contentHash string, val *cata
 		return nil, nil, err
 	}
 	media := 0
-	rendered, err := catalog.RenderEach(snap, im.opt.Bulk, func(docs []*catalog.Doc, catalogs bool) error {
+	ropt := catalog.RenderOptions{Bulk: im.opt.Bulk, Rewrite: mediaRewriter(im.opt.MediaURL, &media)}
+	rendered, err := catalog.RenderEach(snap, ropt, func(docs []*catalog.Doc, _ bool) error {
 		if err := im.checkpoint(); err != nil {
 			return err
-		}
-		if catalogs {
-			media += rewriteMedia(docs, im.opt.MediaURL)
 		}
 		if err := enc.Add(docs); err != nil {
 			// Storing failed (a write, or a stored body read back for the
@@ -597,12 +596,7 @@ func (im *importer) baseEdition(id string) (*edition.Edition, error) {
 	if rerr != nil {
 		return nil, rerr
 	}
-	rendered, rerr := catalog.RenderEach(snap, false, func(docs []*catalog.Doc, catalogs bool) error {
-		if catalogs {
-			rewriteMedia(docs, im.opt.MediaURL)
-		}
-		return nil
-	})
+	rendered, rerr := catalog.RenderEach(snap, catalog.RenderOptions{Rewrite: mediaRewriter(im.opt.MediaURL, new(int))}, nil)
 	if rerr != nil {
 		return nil, rerr
 	}

@@ -2,26 +2,20 @@ package pipeline
 
 import (
 	"bytes"
-
-	"github.com/refdata/refdata/catalog"
 )
 
-// rewriteMedia points catalog bodies' media URLs at a mirror: every JSON
-// string in docs that is an http(s) URL for which to gives another is
-// replaced by it (Options.MediaURL). It returns the strings replaced.
-func rewriteMedia(docs []*catalog.Doc, to func(string) (string, bool)) int {
+// mediaRewriter points catalog bodies' media URLs at a mirror
+// (Options.MediaURL): every JSON string of a body that is an http(s) URL for
+// which to gives another is replaced by it, counted in n. Nil without to.
+func mediaRewriter(to func(string) (string, bool), n *int) func([]byte) []byte {
 	if to == nil {
-		return 0
+		return nil
 	}
-	n := 0
-	for _, d := range docs {
-		if !d.IsList() { // a list is made of its items, rewritten here
-			var k int
-			d.JSON, k = rewriteURLs(d.JSON, to)
-			n += k
-		}
+	return func(b []byte) []byte {
+		out, k := rewriteURLs(b, to)
+		*n += k
+		return out
 	}
-	return n
 }
 
 // rewriteURLs replaces the JSON strings of b that begin "http(s):// and hold

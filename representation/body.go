@@ -331,79 +331,101 @@ type Compressor struct {
 
 // Brotli's window: 2^smallWindow bytes for a body that fits (most items),
 // else 2^largeWindow. Only two sizes, because a writer's tables are 2.4 MB
-// at the small window and some 40 MB at any window over 2^17.
+// at the small window and some 40 MB at any window over 2^17: a writer that
+// has compressed one large body keeps them while it is kept.
 const (
 	smallWindow = 16
 	largeWindow = 22
 )
+
+// LargeWindow says whether Brotli compresses an n-byte body at the large
+// window, with its large writer: a caller with many bodies gives those to
+// one Compressor, so it holds one large writer's tables, not one per core.
+func LargeWindow(n int) bool { return n > 1<<smallWindow }
+
+// BrotliTables says which tables the large writer compresses an n-byte
+// body with: go-brrr's hash tables for a body of 1 MB or more, written at
+// once, at this quality and window, are another kind than below, 32 MB each,
+// and a writer keeps the kind it used last, letting go of the other to
+// go-brrr's pool. A caller with many large bodies gives each kind a writer
+// of its own. A stream (CompressStream) is written in chunks: kind 0.
+func BrotliTables(n int) int {
+	if n >= 1<<20 {
+		return 1
+	}
+	return 0
+}
 
 // NewCompressor returns a Compressor at effort e.
 func NewCompressor(e Effort) *Compressor { return &Compressor{effort: e} }
 
 // Compress returns b's gzip and brotli, each nil where it would not be
 // smaller than b. The same bytes and effort always give the same output.
-func (z *Compressor) Compress(b []byte) (gz, br []byte) {
-	if len(b) < MinCompress {
-		return nil, nil
-	}
-	kept := shared.Load()
-	if kept == nil {
-		return z.Gzip(b), z.Brotli(b)
-	}
-	key := compressed{sha256.Sum256(b), z.effort}
-	// One compression of a body at a time: parallel tests import the same
-	// versions at once.
-	v, _, _ := compressing.Do(fmt.Sprintf("%x %v", key.sum, key.effort), func() (any, error) {
-		if v, ok := kept.Get(key); ok {
-			return v, nil
-		}
-		v := [2][]byte{z.Gzip(b), z.Brotli(b)}
-		kept.Add(key, v)
-		return v, nil
-	})
-	pair := v.([2][]byte)
-	return bytes.Clone(pair[0]), bytes.Clone(pair[1]) // the caller's own
-}
+func (z *Compressor) Compress(b []byte) (gz, br []byte) { return z.Gzip(b), z.Brotli(b) }
 
 // Gzip is Compress's gzip alone: two compressors make a body's two encodings
 // on two cores at once.
 func (z *Compressor) Gzip(b []byte) []byte {
-	if len(b) < MinCompress {
-		return nil
-	}
-	var err error
-	if z.gz == nil {
-		z.gz, err = gzip.NewWriterLevel(io.Discard, z.effort.Gzip)
-	}
-	return z.encode(z.gz, err, b)
+	return z.kept(b, "gzip", func() []byte {
+		var err error
+		if z.gz == nil {
+			z.gz, err = gzip.NewWriterLevel(io.Discard, z.effort.Gzip)
+		}
+		return z.encode(z.gz, err, b)
+	})
 }
 
 // Brotli is Compress's brotli alone.
 func (z *Compressor) Brotli(b []byte) []byte {
+	return z.kept(b, "br", func() []byte {
+		var err error
+		lgwin, w := smallWindow, &z.br[0]
+		if LargeWindow(len(b)) {
+			lgwin, w = largeWindow, &z.br[1]
+		}
+		if *w == nil {
+			*w, err = brotli.NewWriterOptions(io.Discard, z.effort.Brotli, brotli.WriterOptions{LGWin: lgwin})
+		}
+		return z.encode(*w, err, b)
+	})
+}
+
+// kept is b compressed in coding by compress, nil for a body too short to
+// compress; with compressions shared (ShareCompressions), the bytes kept
+// from compressing b before (a copy: the caller's own).
+func (z *Compressor) kept(b []byte, coding string, compress func() []byte) []byte {
 	if len(b) < MinCompress {
 		return nil
 	}
-	var err error
-	lgwin, w := smallWindow, &z.br[0]
-	if len(b) > 1<<smallWindow {
-		lgwin, w = largeWindow, &z.br[1]
+	kept := shared.Load()
+	if kept == nil {
+		return compress()
 	}
-	if *w == nil {
-		*w, err = brotli.NewWriterOptions(io.Discard, z.effort.Brotli, brotli.WriterOptions{LGWin: lgwin})
-	}
-	return z.encode(*w, err, b)
+	key := compressed{sha256.Sum256(b), z.effort, coding}
+	// One compression of a body at a time: parallel tests import the same
+	// versions at once.
+	v, _, _ := compressing.Do(fmt.Sprintf("%x %v %s", key.sum, key.effort, coding), func() (any, error) {
+		if v, ok := kept.Get(key); ok {
+			return v, nil
+		}
+		v := compress()
+		kept.Add(key, v)
+		return v, nil
+	})
+	return bytes.Clone(v.([]byte))
 }
 
 // shared, when set (ShareCompressions), keeps what the process compressed.
 var (
-	shared      atomic.Pointer[bounded.Cache[compressed, [2][]byte]]
+	shared      atomic.Pointer[bounded.Cache[compressed, []byte]]
 	compressing singleflight.Group
 )
 
-// compressed names a body compressed at an effort.
+// compressed names a body compressed at an effort in a coding.
 type compressed struct {
 	sum    [sha256.Size]byte
 	effort Effort
+	coding string
 }
 
 // ShareCompressions has every Compressor of the process keep what it
@@ -414,7 +436,7 @@ type compressed struct {
 // versions over and over, a test binary, where compressing was most of the
 // time; a server or an import compresses each body once, and never calls it.
 func ShareCompressions(maxBytes int64) {
-	size := func(_ compressed, v [2][]byte) int64 { return int64(len(v[0]) + len(v[1]) + 64) }
+	size := func(_ compressed, v []byte) int64 { return int64(len(v) + 64) }
 	shared.Store(bounded.New(bounded.Limits{Bytes: maxBytes}, size))
 }
 
@@ -451,9 +473,10 @@ type Streamed struct {
 const streamChunk = 1 << 16
 
 // CompressStream compresses the bytes write writes, without holding them
-// (a body of tens of MB, a bulk file): gzip, and brotli at the large window.
-// Below the length Compress leaves uncompressed, the identity is kept
-// instead. The same bytes and effort always give the same output.
+// (a body of tens of MB, a bulk file): gzip as they are written, and brotli
+// at the large window on a goroutine of its own, so one stream keeps two
+// cores busy. Below the length Compress leaves uncompressed, the identity is
+// kept instead. The same bytes and effort always give the same output.
 func (z *Compressor) CompressStream(write func(io.Writer) error) (Streamed, error) {
 	var gz, br bytes.Buffer
 	var err error
@@ -468,12 +491,13 @@ func (z *Compressor) CompressStream(write func(io.Writer) error) (Streamed, erro
 	}
 	z.gz.Reset(&gz)
 	z.br[1].Reset(&br)
-	s := &streamer{crc: crc64.New(crcTable), out: [2]io.WriteCloser{z.gz, z.br[1]}}
-	s.chunk = make([]byte, 0, streamChunk)
-	if err := write(s); err != nil {
-		return Streamed{}, err
+	s := &streamer{crc: crc64.New(crcTable), gz: z.gz, br: z.br[1]}
+	s.start()
+	err = write(s)
+	if cerr := s.close(); err == nil {
+		err = cerr
 	}
-	if err := s.close(); err != nil {
+	if err != nil {
 		return Streamed{}, err
 	}
 	out := Streamed{Len: s.n, Sum: s.crc.Sum64()}
@@ -487,15 +511,46 @@ func (z *Compressor) CompressStream(write func(io.Writer) error) (Streamed, erro
 
 var crcTable = crc64.MakeTable(crc64.ECMA)
 
+// streamChunks is how many chunks a stream's brotli may lag its gzip by.
+const streamChunks = 3
+
 // streamer counts and checksums what it is written, keeps the first
-// MinCompress bytes, and passes it to the compressors in streamChunk cuts.
+// MinCompress bytes, and passes it to the compressors in streamChunk cuts:
+// to gzip at once, to brotli through a goroutine (start), the chunks
+// recycled through free.
 type streamer struct {
 	n     int64
 	crc   hash.Hash64
 	head  []byte
 	chunk []byte
-	out   [2]io.WriteCloser
+	gz    io.WriteCloser
+	br    io.WriteCloser
 	err   error
+
+	full, free chan []byte
+	brErr      chan error
+}
+
+// start runs the brotli writer's goroutine.
+func (s *streamer) start() {
+	s.full, s.free, s.brErr = make(chan []byte, streamChunks), make(chan []byte, streamChunks+1), make(chan error, 1)
+	for range streamChunks + 1 {
+		s.free <- make([]byte, 0, streamChunk)
+	}
+	s.chunk = <-s.free
+	go func() {
+		var err error
+		for c := range s.full {
+			if err == nil {
+				_, err = s.br.Write(c)
+			}
+			s.free <- c[:0]
+		}
+		if cerr := s.br.Close(); err == nil {
+			err = cerr
+		}
+		s.brErr <- err
+	}()
 }
 
 func (s *streamer) Write(p []byte) (int, error) {
@@ -518,22 +573,25 @@ func (s *streamer) Write(p []byte) (int, error) {
 }
 
 func (s *streamer) flush() {
-	for _, w := range s.out {
-		if _, err := w.Write(s.chunk); err != nil && s.err == nil {
-			s.err = err
-		}
+	if _, err := s.gz.Write(s.chunk); err != nil && s.err == nil {
+		s.err = err
 	}
-	s.chunk = s.chunk[:0]
+	s.full <- s.chunk
+	s.chunk = <-s.free
 }
 
+// close writes the last chunk and ends both compressions, waiting for
+// brotli's goroutine.
 func (s *streamer) close() error {
 	if len(s.chunk) > 0 {
 		s.flush()
 	}
-	for _, w := range s.out {
-		if err := w.Close(); err != nil && s.err == nil {
-			s.err = err
-		}
+	close(s.full)
+	if err := s.gz.Close(); err != nil && s.err == nil {
+		s.err = err
+	}
+	if err := <-s.brErr; err != nil && s.err == nil {
+		s.err = err
 	}
 	return s.err
 }
