@@ -308,22 +308,9 @@ func render(s *Snapshot, opt RenderOptions, emit func(docs []*Doc, catalog bool)
 		emit = func([]*Doc, bool) error { return nil }
 	}
 	r := &Rendered{Fills: map[Fill]int{}}
-	if err := normalizeVersion(s.Version, r.Fills); err != nil {
+	if err := r.renderVersion(s.Version); err != nil {
 		return nil, err
 	}
-	vb, err := json.Marshal(s.Version) // into gen's type, through JSON
-	if err == nil {
-		err = json.Unmarshal(vb, &r.Version)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("version record: %w", err)
-	}
-	r.ManifestID = r.Version.ManifestId
-	vb, err = Encode(r.Version)
-	if err != nil {
-		return nil, err
-	}
-	r.VersionBody = &Doc{JSON: itemEnvelope(vb)}
 	if err := emit([]*Doc{r.VersionBody}, false); err != nil {
 		return nil, err
 	}
@@ -348,28 +335,7 @@ func render(s *Snapshot, opt RenderOptions, emit func(docs []*Doc, catalog bool)
 		if err := normalizeItems(src, items, r.Fills, false); err != nil {
 			return nil, err
 		}
-		var mu sync.Mutex
-		overlay := func(lang string) ([]any, error) {
-			mu.Lock()
-			defer mu.Unlock()
-			over, err := s.overlay(lang, src)
-			if consume && s.files == nil {
-				delete(s.Overlays[lang], src) // let go of once translated
-			}
-			return over, err
-		}
-		if s.files != nil {
-			overlay = func(lang string) ([]any, error) {
-				name := path.Join(lang, src.File())
-				mu.Lock()
-				b := s.files[name]
-				if consume {
-					delete(s.files, name) // decoded once more, here
-				}
-				mu.Unlock()
-				return readItems(func(string) ([]byte, error) { return b, nil }, name)
-			}
-		}
+		overlay := s.overlays(src, consume)
 		var translated [NumLocales]bool
 		for loc, lang := range Locales {
 			translated[loc] = loc != DefaultLocale && s.hasOverlay(lang, src)
@@ -403,6 +369,53 @@ func render(s *Snapshot, opt RenderOptions, emit func(docs []*Doc, catalog bool)
 		return nil, err
 	}
 	return r, nil
+}
+
+// renderVersion renders the version record: normalized, through gen's type.
+func (r *Rendered) renderVersion(version map[string]any) error {
+	if err := normalizeVersion(version, r.Fills); err != nil {
+		return err
+	}
+	vb, err := json.Marshal(version) // into gen's type, through JSON
+	if err == nil {
+		err = json.Unmarshal(vb, &r.Version)
+	}
+	if err != nil {
+		return fmt.Errorf("version record: %w", err)
+	}
+	r.ManifestID = r.Version.ManifestId
+	if vb, err = Encode(r.Version); err != nil {
+		return err
+	}
+	r.VersionBody = &Doc{JSON: itemEnvelope(vb)}
+	return nil
+}
+
+// overlays returns the translations of src by language, safe to call from
+// several goroutines; consume lets go of each once it has been read.
+func (s *Snapshot) overlays(src Category, consume bool) func(lang string) ([]any, error) {
+	var mu sync.Mutex
+	if s.files != nil {
+		return func(lang string) ([]any, error) {
+			name := path.Join(lang, src.File())
+			mu.Lock()
+			b := s.files[name]
+			if consume {
+				delete(s.files, name) // decoded once more, here
+			}
+			mu.Unlock()
+			return readItems(func(string) ([]byte, error) { return b, nil }, name)
+		}
+	}
+	return func(lang string) ([]any, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		over, err := s.overlay(lang, src)
+		if consume {
+			delete(s.Overlays[lang], src) // let go of once translated
+		}
+		return over, err
+	}
 }
 
 // nodes counts the objects and arrays in v: a measure of its size in memory.
@@ -603,20 +616,9 @@ func (r *Rendered) renderSource(src Category, items []any, overlay func(lang str
 		docs := make([]map[Category][][]byte, len(batch))
 		var g errgroup.Group
 		for i, loc := range batch {
-			g.Go(func() error {
-				over, err := overlay(Locales[loc])
-				if err != nil {
-					return err
-				}
-				merged := Translate(items, over)
-				if err := normalizeItems(src, merged, map[Fill]int{}, true); err != nil {
-					return err
-				}
-				trees[loc] = flatten(src, merged)
-				if docs[i], err = renderTree(src, trees[loc]); err != nil {
-					return fmt.Errorf("in %s: %w", Locales[loc], err)
-				}
-				return nil
+			g.Go(func() (err error) {
+				trees[loc], docs[i], err = renderLocale(src, items, overlay, loc)
+				return err
 			})
 		}
 		if err := g.Wait(); err != nil {
@@ -627,17 +629,8 @@ func (r *Rendered) renderSource(src Category, items []any, overlay func(lang str
 			if err := set(loc, docs[i]); err != nil {
 				return err
 			}
-			for _, c := range renderOrder(src) {
-				r.renderFilters(c, trees[DefaultLocale][c], loc)
-				// All language=all needs of this locale's items now.
-				sc, err := componentSchema(c.Schema())
-				if err != nil {
-					return err
-				}
-				for j := range trees[loc][c] {
-					n := &trees[loc][c][j]
-					n.v = pruneItem(sc, &trees[DefaultLocale][c][j], n)
-				}
+			if err := r.rendered(src, &trees, loc); err != nil {
+				return err
 			}
 			out = r.docsIn(out, seen, renderOrder(src), loc)
 		}
@@ -662,6 +655,42 @@ func (r *Rendered) renderSource(src Category, items []any, overlay func(lang str
 	}
 	if err := emit(out); err != nil {
 		return emitError{err}
+	}
+	return nil
+}
+
+// renderLocale translates a source category's items into loc's language and
+// renders them: loc's tree and its bodies by category.
+func renderLocale(src Category, items []any, overlay func(lang string) ([]any, error), loc int) (map[Category][]node, map[Category][][]byte, error) {
+	over, err := overlay(Locales[loc])
+	if err != nil {
+		return nil, nil, err
+	}
+	merged := Translate(items, over)
+	if err := normalizeItems(src, merged, map[Fill]int{}, true); err != nil {
+		return nil, nil, err
+	}
+	tree := flatten(src, merged)
+	docs, err := renderTree(src, tree)
+	if err != nil {
+		return nil, nil, fmt.Errorf("in %s: %w", Locales[loc], err)
+	}
+	return tree, docs, nil
+}
+
+// rendered renders loc's filtered lists once its bodies are set, and cuts its
+// tree to what language=all needs of its items.
+func (r *Rendered) rendered(src Category, trees *[NumLocales]map[Category][]node, loc int) error {
+	for _, c := range renderOrder(src) {
+		r.renderFilters(c, trees[DefaultLocale][c], loc)
+		sc, err := componentSchema(c.Schema())
+		if err != nil {
+			return err
+		}
+		for j := range trees[loc][c] {
+			n := &trees[loc][c][j]
+			n.v = pruneItem(sc, &trees[DefaultLocale][c][j], n)
+		}
 	}
 	return nil
 }
