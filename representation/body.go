@@ -155,6 +155,11 @@ func (e *Encoded) ETag() string { return e.ETagField.Value[0] }
 // Len is the number of bytes.
 func (e *Encoded) Len() int { return e.src.Len }
 
+// InflatedFrom is the gzip an identity not stored is decompressed from when
+// read; nil for bytes stored or in memory. Two such identities whose gzips
+// are the same bytes are the same bytes.
+func (e *Encoded) InflatedFrom() *Encoded { return e.from }
+
 // Read returns the bytes: from memory, or read from their segment (through
 // its cache, checked), or decompressed from the gzip they are kept as. An
 // error means the stored bytes failed their check; they are never returned.
