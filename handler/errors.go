@@ -38,7 +38,7 @@ func ClientError(logger *slog.Logger, method, path string, err error) (status in
 	if code != catalog.EINTERNAL {
 		return status, catalog.ErrorMessage(err), ""
 	}
-	id = NewRequestID()
+	id = newRequestID()
 	if logger != nil {
 		logger.Error("internal error", "request_id", id, "method", method, "path", path, "err", err)
 	}
@@ -54,15 +54,10 @@ func SendError[S representation.Sink](s S, status int, msg string, page func(sta
 	if page != nil {
 		fields, body = PageErrorHeader, page(status, msg)
 	} else {
-		body = ErrorJSON(status, msg)
+		body = errorJSON(status, msg)
 	}
 	representation.SetAll(s, fields)
 	s.Send(status, nil, body)
-}
-
-// WriteError writes the error envelope through net/http.
-func WriteError(w http.ResponseWriter, status int, msg string) {
-	SendError(representation.HTTPSink{W: w}, status, msg, nil)
 }
 
 // PageErrorHeader is what an error answered as an HTML page carries.
@@ -73,14 +68,8 @@ var PageErrorHeader = []representation.Field{
 	noSniff,
 }
 
-// WritePageError writes the error page page renders through net/http;
-// nothing of it for a HEAD.
-func WritePageError(w http.ResponseWriter, r *http.Request, status int, page func() []byte) {
-	SendError(representation.HTTPSink{W: w, Req: r}, status, "", func(int, string) []byte { return page() })
-}
-
-// ErrorJSON is the error envelope's body.
-func ErrorJSON(status int, msg string) []byte {
+// errorJSON is the error envelope's body.
+func errorJSON(status int, msg string) []byte {
 	b, _ := json.Marshal(gen.Error{Status: status, Error: msg})
 	return b
 }
@@ -92,7 +81,7 @@ var (
 	requestIDs atomic.Uint64
 )
 
-// NewRequestID names a request in the log and to its client (errors only).
-func NewRequestID() string {
+// newRequestID names a request in the log and to its client (errors only).
+func newRequestID() string {
 	return idPrefix + "-" + strconv.FormatUint(requestIDs.Add(1), 10)
 }

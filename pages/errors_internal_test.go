@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/refdata/refdata/handler"
+	"github.com/refdata/refdata/representation"
 	"github.com/refdata/refdata/router/apitest"
 )
 
@@ -17,7 +18,7 @@ func TestFallbackErrorPage(t *testing.T) {
 	page := fallbackErrorPage(errorData{Status: 404, Title: "Page not found", Message: "There is no page at /<b>."})
 	req := httptest.NewRequest(http.MethodGet, "/nope", nil)
 	rec := httptest.NewRecorder()
-	handler.WritePageError(rec, req, http.StatusNotFound, func() []byte { return page })
+	handler.SendError(representation.HTTPSink{W: rec, Req: req}, http.StatusNotFound, "", func(int, string) []byte { return page })
 	apitest.New(t).CheckErrorPage(t, req, rec.Result(), rec.Body.Bytes())
 	if s := string(page); strings.Contains(s, "<b>") || !strings.Contains(s, "/&lt;b&gt;.") {
 		t.Errorf("the message is not escaped: %s", s)

@@ -433,7 +433,7 @@ func TestErrorPage(t *testing.T) {
 		page := string(pages.ErrorPage(tc.status, tc.message, tc.path))
 		req := httptest.NewRequest(http.MethodGet, tc.path, nil)
 		rec := httptest.NewRecorder()
-		handler.WritePageError(rec, req, tc.status, func() []byte { return []byte(page) })
+		handler.SendError(representation.HTTPSink{W: rec, Req: req}, tc.status, tc.message, func(int, string) []byte { return []byte(page) })
 		check.CheckErrorPage(t, req, rec.Result(), rec.Body.Bytes())
 		for _, want := range tc.says {
 			if !strings.Contains(page, want) {
