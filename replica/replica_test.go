@@ -35,6 +35,7 @@ import (
 	"github.com/refdata/refdata/router"
 	"github.com/refdata/refdata/router/apitest"
 	"github.com/refdata/refdata/store"
+	"github.com/refdata/refdata/store/storetest"
 )
 
 const (
@@ -134,7 +135,7 @@ var templates struct {
 }
 
 func TestMain(m *testing.M) {
-	code := m.Run()
+	code := storetest.RunInTempDir(m)
 	if templates.root != "" {
 		os.RemoveAll(templates.root)
 	}

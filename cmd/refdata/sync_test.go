@@ -185,7 +185,7 @@ func TestMain(m *testing.M) {
 	if sampleRoot, err = os.MkdirTemp("", "refdata-samples-"); err != nil {
 		panic(err)
 	}
-	code := m.Run()
+	code := storetest.RunInTempDir(m)
 	_ = os.RemoveAll(sampleRoot)
 	os.Exit(code)
 }

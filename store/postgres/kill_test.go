@@ -14,6 +14,7 @@ import (
 
 	"github.com/refdata/refdata/store"
 	"github.com/refdata/refdata/store/postgres"
+	"github.com/refdata/refdata/store/storetest"
 )
 
 // TestMain doubles as the publishing child of TestImporterKilledMidTransaction.
@@ -21,7 +22,7 @@ func TestMain(m *testing.M) {
 	if u := os.Getenv("REFDATA_PG_CHILD"); u != "" {
 		os.Exit(child(u))
 	}
-	os.Exit(m.Run())
+	os.Exit(storetest.RunInTempDir(m))
 }
 
 // bigVersion is a version large enough that its transaction is long: 400

@@ -62,3 +62,24 @@ func PostgresSchema(t *testing.T, name string) string {
 	u.RawQuery = q.Encode()
 	return u.String()
 }
+
+// RunInTempDir runs a test binary's tests with TMPDIR a directory of their own, removed
+// when they end: what a store makes in the temporary directory by default (a
+// PostgreSQL replica's segment cache, named for its schema) goes with it.
+func RunInTempDir(m *testing.M) int {
+	dir, err := os.MkdirTemp("", "refdata-test-")
+	if err == nil {
+		// As the system's temporary directory is: a test's own PostgreSQL
+		// cluster (tools/pg.sh) runs as the postgres user, in a directory here.
+		err = os.Chmod(dir, 0o755)
+	}
+	if err != nil {
+		panic(err)
+	}
+	if err := os.Setenv("TMPDIR", dir); err != nil {
+		panic(err)
+	}
+	code := m.Run()
+	_ = os.RemoveAll(dir)
+	return code
+}
