@@ -17,6 +17,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/refdata/refdata/blob"
@@ -298,11 +299,20 @@ func (s *Store) Sweep() error {
 // CompressFile is a snapshot file compressed for keeping: snapshot files compress about six to one.
 func CompressFile(b []byte) []byte {
 	var buf bytes.Buffer
-	zw, _ := gzip.NewWriterLevel(&buf, gzip.DefaultCompression)
+	zw := fileWriters.Get().(*gzip.Writer)
+	zw.Reset(&buf)
 	_, _ = zw.Write(b)
 	_ = zw.Close()
+	fileWriters.Put(zw)
 	return buf.Bytes()
 }
+
+// fileWriters are CompressFile's gzip writers: a new one allocates and clears
+// several hundred KiB, more than compressing a small file costs.
+var fileWriters = sync.Pool{New: func() any {
+	zw, _ := gzip.NewWriterLevel(nil, gzip.DefaultCompression)
+	return zw
+}}
 
 // maxFileBytes bounds a stored snapshot file when it is read back.
 const maxFileBytes = 1 << 30
