@@ -15,12 +15,12 @@ import (
 // TestAppendAllMatchesTree: the language=all writer gives, for every item of
 // both sample versions in every category, the bytes of the obvious way —
 // build the merged tree (mergeTree, the rule as the spec states it) and encode
-// it with encoding/json (trimmed under -race: dataRendered).
+// it with encoding/json (trimmed with -short and -race: dataRendered).
 func TestAppendAllMatchesTree(t *testing.T) {
 	t.Parallel()
 	n, localized := 0, 0
 	wantItems, wantLocalized := 1000, 100
-	if raceOn {
+	if raceOn || testing.Short() {
 		wantItems, wantLocalized = 100, 10
 	}
 	for _, v := range fixtures.Versions() {
