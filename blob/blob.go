@@ -84,8 +84,30 @@ func (w *Writer) write(b []byte) (int64, error) {
 	return off, nil
 }
 
-// Append adds a blob and returns its offset.
-func (w *Writer) Append(b []byte) (int64, error) { return w.write(b) }
+// Append adds a blob and returns its offset: a page boundary for a blob of
+// AlignFrom bytes or more.
+func (w *Writer) Append(b []byte) (int64, error) {
+	if pad := (PageAlign - w.n%PageAlign) % PageAlign; len(b) >= AlignFrom && pad > 0 {
+		if _, err := w.write(zeros[:pad]); err != nil {
+			return 0, err
+		}
+	}
+	return w.write(b)
+}
+
+// A blob of AlignFrom bytes or more (the edge's smallest answer sent by
+// sendfile) starts at a multiple of PageAlign in its segment, after up to
+// PageAlign-1 zero bytes: a server sends it by sendfile(2) straight from the
+// segment's pages, where one that starts mid-page is first copied to a page
+// boundary (sent from mid-page it cost 1.6× the CPU). The padding is about 1 %
+// of a segment (the sample versions' at Best with bulk files: 0.9 % and
+// 1.6 %), and readers never see it: a blob is read by its offset and length.
+const (
+	PageAlign = 4096
+	AlignFrom = 16 << 10
+)
+
+var zeros [PageAlign]byte
 
 // Len is the segment's size so far.
 func (w *Writer) Len() int64 { return w.n }

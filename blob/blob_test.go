@@ -432,3 +432,39 @@ func TestCache(t *testing.T) {
 		t.Error("a cache of 0 bytes kept something")
 	}
 }
+
+// TestAppendAligns: a blob of AlignFrom bytes or more starts at a page
+// boundary, after zero bytes, and a smaller one right after the blob before
+// it; each reads back as written.
+func TestAppendAligns(t *testing.T) {
+	w, err := blob.NewWriter(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Abort()
+	blobs := [][]byte{
+		bytes.Repeat([]byte("a"), 100),
+		bytes.Repeat([]byte("b"), blob.AlignFrom),
+		bytes.Repeat([]byte("c"), 7),
+		bytes.Repeat([]byte("d"), blob.AlignFrom+1),
+		bytes.Repeat([]byte("e"), blob.AlignFrom-1),
+	}
+	end := int64(len(blob.Magic))
+	for i, b := range blobs {
+		off, err := w.Append(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		big := len(b) >= blob.AlignFrom
+		if big && (off%blob.PageAlign != 0 || off-end >= blob.PageAlign) || !big && off != end {
+			t.Errorf("blob %d of %d bytes at %d, after a blob ending at %d", i, len(b), off, end)
+		}
+		if got, err := w.ReadAt(off, len(b), blob.Checksum(b)); err != nil || !bytes.Equal(got, b) {
+			t.Errorf("blob %d reads back as %d bytes: %v", i, len(got), err)
+		}
+		if pad, err := w.ReadAt(end, int(off-end), blob.Checksum(make([]byte, off-end))); err != nil || bytes.Count(pad, []byte{0}) != len(pad) {
+			t.Errorf("before blob %d: %d bytes of padding, not zeros (%v)", i, off-end, err)
+		}
+		end = off + int64(len(b))
+	}
+}

@@ -109,12 +109,13 @@ func damage(t *testing.T, path string, off int64, n int) {
 	}
 }
 
-// TestSendfileFromSegment: a big stored body leaves by sendfile, byte for
-// byte what the import stored, from the router and from the memo alike: the
-// router's straight from the segment file that stores it, checked once and
-// never read into memory; the memo's from there too when the body starts at a
-// page boundary (the replica's cache does not grow, the memo's spill file
-// holds nothing), else from a copy at a page boundary in the spill file.
+// TestSendfileFromSegment: a big stored body starts at a page boundary in its
+// segment (blob.AlignFrom) and leaves by sendfile, byte for byte what the
+// import stored, from the router and from the memo alike: the router's
+// straight from the segment file that stores it, checked once and never read
+// into memory; the memo's from there too (the replica's cache does not grow,
+// the memo's spill file holds nothing), unless the machine's pages are bigger
+// than blob.PageAlign: then from a copy at a page boundary in the spill file.
 func TestSendfileFromSegment(t *testing.T) {
 	t.Parallel()
 	repo, dir, r := storeBacked(t, new(lockedBuffer))
@@ -125,6 +126,9 @@ func TestSendfileFromSegment(t *testing.T) {
 		t.Fatalf("the weapons in every language have no gzip of %d bytes or more: nothing to send by sendfile", DefaultSendfileMin)
 	}
 	path, off, n := stored(t, dir, gz)
+	if off%blob.PageAlign != 0 {
+		t.Errorf("a blob of %d bytes at %d in its segment: not at a page boundary", n, off)
+	}
 	want := readAt(t, path, off, n)
 	cached := repo.Cache().Bytes()
 	for _, via := range []string{"router", "memo"} {

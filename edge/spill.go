@@ -12,7 +12,8 @@ import (
 	"github.com/refdata/refdata/representation"
 )
 
-// DefaultSendfileMin is the smallest answer sent by sendfile.
+// DefaultSendfileMin is the smallest answer sent by sendfile: blob.AlignFrom,
+// from which an import places blobs at page boundaries in their segments.
 const DefaultSendfileMin = 16 << 10
 
 // pageSize: bodies are sent by sendfile from a page boundary (spill).
@@ -20,18 +21,17 @@ var pageSize = int64(os.Getpagesize())
 
 // spill is a memo's copy of its big bodies that no segment file holds at a
 // page boundary (an identity decompressed from its gzip, an edition built in
-// memory, a blob that starts mid-page in its segment) in an unlinked
-// temporary file, each body at a page boundary, so an answer leaves by
-// sendfile(2) from the page cache instead of a copy from the heap: it pays on
-// the big lists under the fair protocol (BENCHMARKS.md). A body sent from
-// mid-page, its head sent with MSG_MORE, cost 1.6× the CPU of the same body
-// from a page boundary (the gzipped /v1/weapons: 27k against 44k answers a
-// second on one core). Without a
-// writable temporary directory, or off Linux, bodies are written as the small
-// ones are. Once its memo is retired (another edition is served) the file is
-// closed as soon as no body is being sent from it, rather than whenever the
-// garbage collector finds it: an edition's spill can be hundreds of MB of
-// tmpfs or page cache.
+// memory, a blob that starts mid-page in a segment written before blobs were
+// aligned) in an unlinked temporary file, each body at a page boundary, so an
+// answer leaves by sendfile(2) from the page cache instead of a copy from the
+// heap: it pays on the big lists under the fair protocol (BENCHMARKS.md). A
+// body sent from mid-page, its head sent with MSG_MORE, cost 1.6× the CPU of
+// the same body from a page boundary (the gzipped /v1/weapons: 27k against 44k
+// answers a second on one core). Without a writable temporary directory, or
+// off Linux, bodies are written as the small ones are. Once its memo is
+// retired (another edition is served) the file is closed as soon as no body is
+// being sent from it, rather than whenever the garbage collector finds it: an
+// edition's spill can be hundreds of MB of tmpfs or page cache.
 type spill struct {
 	mu     sync.Mutex
 	f      *os.File
