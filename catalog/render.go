@@ -404,7 +404,7 @@ func (s *Snapshot) overlays(src Category, consume bool) func(lang string) ([]any
 				delete(s.files, name) // decoded once more, here
 			}
 			mu.Unlock()
-			return readItems(func(string) ([]byte, error) { return s.unpack(name, b) }, name)
+			return readItems(func(string) ([]byte, error) { return b, nil }, name)
 		}
 	}
 	return func(lang string) ([]any, error) {

@@ -1,15 +1,12 @@
 package catalog
 
 import (
-	"bytes"
-	"compress/gzip"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"path"
 	"runtime"
-	"sync"
 
 	"golang.org/x/sync/errgroup"
 
@@ -25,10 +22,8 @@ type Snapshot struct {
 	Locres   map[string]map[string]map[string]string // locale → namespace → key → text
 
 	// files, for a snapshot LoadLazy read, are its catalogs' files, decoded
-	// each time one is needed (Sources and Overlays stay empty); gzipped once
-	// Packed, when sizes has each one's length.
+	// each time one is needed (Sources and Overlays stay empty).
 	files map[string][]byte
-	sizes map[string]int
 }
 
 // FileError names the snapshot file a problem was found in.
@@ -64,8 +59,8 @@ func LoadFiles(files map[string][]byte) (*Snapshot, error) {
 // snapshot is never held decoded whole (JSON decoded into Go values is some
 // three times its bytes). files must not change while the snapshot is used,
 // but RenderEach deletes from it each catalog's files as it decodes them
-// for the last time, and Pack moves them all out; a broken catalog file is
-// Validate's or RenderEach's error.
+// for the last time; a broken catalog file is Validate's or RenderEach's
+// error.
 func LoadLazy(files map[string][]byte) (*Snapshot, error) {
 	s, err := loadSnapshot(".", func(name string) ([]byte, error) {
 		if b, ok := files[name]; ok && (name == "version.json" || path.Dir(name) == "locres") {
@@ -124,86 +119,15 @@ func (s *Snapshot) size(c Category) int {
 	if s.files == nil {
 		return nodes(s.Sources[c])
 	}
-	name := path.Join(Locales[DefaultLocale], c.File())
-	if s.sizes != nil {
-		return s.sizes[name]
-	}
-	return len(s.files[name])
+	return len(s.files[path.Join(Locales[DefaultLocale], c.File())])
 }
 
 func (s *Snapshot) read(name string) ([]byte, error) {
 	if b, ok := s.files[name]; ok {
-		return s.unpack(name, b)
+		return b, nil
 	}
 	return nil, &FileError{name, fs.ErrNotExist}
 }
-
-// Pack keeps a lazy snapshot's files gzipped (at the fastest level) until
-// each is decoded, moving them out of the map LoadLazy was given: what a
-// version holds while it renders is then a fifth of its JSON, for about a
-// second of CPU per 100 MB (compressing on every core, and inflating each
-// file as it is decoded). Validate first: an import packs once a snapshot is
-// accepted and its files stored.
-func (s *Snapshot) Pack() {
-	if s.files == nil || s.sizes != nil {
-		return
-	}
-	names := make([]string, 0, len(s.files))
-	for name := range s.files {
-		names = append(names, name)
-	}
-	packed := make([][]byte, len(names))
-	var g errgroup.Group
-	g.SetLimit(runtime.GOMAXPROCS(0))
-	for i, name := range names {
-		b := s.files[name]
-		g.Go(func() error {
-			packed[i] = gzipFile(b)
-			return nil
-		})
-	}
-	_ = g.Wait() // gzipFile cannot fail
-	files, sizes := make(map[string][]byte, len(names)), make(map[string]int, len(names))
-	for i, name := range names {
-		files[name], sizes[name] = packed[i], len(s.files[name])
-		delete(s.files, name)
-	}
-	s.files, s.sizes = files, sizes
-}
-
-// unpack is file name's bytes b as the snapshot holds them, inflated when
-// packed.
-func (s *Snapshot) unpack(name string, b []byte) ([]byte, error) {
-	if s.sizes == nil || b == nil {
-		return b, nil
-	}
-	zr, err := gzip.NewReader(bytes.NewReader(b))
-	if err != nil {
-		return nil, &FileError{name, err}
-	}
-	out := bytes.NewBuffer(make([]byte, 0, s.sizes[name]))
-	if _, err := out.ReadFrom(zr); err != nil {
-		return nil, &FileError{name, err}
-	}
-	return out.Bytes(), nil
-}
-
-// gzipFile is b gzipped at the fastest level.
-func gzipFile(b []byte) []byte {
-	var buf bytes.Buffer
-	zw := packWriters.Get().(*gzip.Writer)
-	zw.Reset(&buf)
-	_, _ = zw.Write(b)
-	_ = zw.Close()
-	packWriters.Put(zw)
-	return buf.Bytes()
-}
-
-// packWriters are gzipFile's writers: a new one costs more than a small file.
-var packWriters = sync.Pool{New: func() any {
-	zw, _ := gzip.NewWriterLevel(nil, gzip.BestSpeed)
-	return zw
-}}
 
 // loadSnapshot reads the snapshot under dir with readFS, which reads a whole file.
 func loadSnapshot(dir string, readFS func(name string) ([]byte, error)) (*Snapshot, error) {

@@ -349,9 +349,6 @@ func (im *importer) process(files map[string][]byte, problems []catalog.Problem)
 			old = nil
 		}
 	}
-	// Stored, the files are needed only as each is rendered: held gzipped
-	// until then.
-	snap.Pack()
 	ed, enc, err := im.render(snap, contentHash, val, old, items)
 	if err != nil {
 		return err
