@@ -247,22 +247,28 @@ func TestDiffBody(t *testing.T) {
 }
 
 // TestRepair: null elements of nested arrays of objects are removed and each
-// is reported where it was; arrays of other things are left alone; a second
-// Repair finds nothing.
+// is reported where it was, in a snapshot decoded whole and in one decoded
+// lazily (LoadLazy); arrays of other things are left alone; a second Repair
+// of the whole one finds nothing.
 func TestRepair(t *testing.T) {
 	t.Parallel()
-	s := &catalog.Snapshot{Sources: map[catalog.Category][]any{
-		catalog.Weapons: {map[string]any{
-			"uuid": "u1",
-			"skins": []any{
-				map[string]any{"uuid": "s1", "chromas": []any{nil, map[string]any{"uuid": "c1"}, nil}},
-				nil,
-			},
-			"tags":  []any{"a", nil},
-			"a/b~c": []any{map[string]any{}, nil},
-		}},
-	}}
-	notes := catalog.Repair(s)
+	weapons := `[{"uuid":"u1","skins":[{"uuid":"s1","chromas":[null,{"uuid":"c1"},null]},null],"tags":["a",null],"a/b~c":[{},null]}]`
+	files := map[string][]byte{
+		"version.json":       []byte(`{"manifestId":"0000000000000001"}`),
+		"en-US/weapons.json": []byte(weapons),
+	}
+	lazy, err := catalog.LoadLazy(maps.Clone(files))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := catalog.LoadFiles(files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lazyNotes, notes := catalog.Repair(lazy), catalog.Repair(s)
+	if !reflect.DeepEqual(lazyNotes, notes) {
+		t.Errorf("decoded lazily, repairs\n%v\ndecoded whole\n%v", lazyNotes, notes)
+	}
 	var got []string
 	for _, p := range notes {
 		got = append(got, p.String())

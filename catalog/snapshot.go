@@ -75,9 +75,19 @@ func LoadLazy(files map[string][]byte) (*Snapshot, error) {
 	return s, nil
 }
 
-// source is category c's en-US items, repaired, and whether the snapshot
-// has them; decoded anew from a lazy snapshot's file.
+// source is category c's en-US items and whether the snapshot has them;
+// decoded anew from a lazy snapshot's file, and repaired (Repair).
 func (s *Snapshot) source(c Category) ([]any, bool, error) {
+	items, ok, err := s.sourceAsRead(c)
+	if s.files != nil && ok && err == nil {
+		repairItems(c, items, func(Problem) {})
+	}
+	return items, ok, err
+}
+
+// sourceAsRead is source without a lazy snapshot's repairs: what Repair
+// reports them on.
+func (s *Snapshot) sourceAsRead(c Category) ([]any, bool, error) {
 	if s.files == nil {
 		items, ok := s.Sources[c]
 		return items, ok, nil
@@ -87,11 +97,7 @@ func (s *Snapshot) source(c Category) ([]any, bool, error) {
 		return nil, false, nil
 	}
 	items, err := readItems(s.read, name)
-	if err != nil {
-		return nil, true, err
-	}
-	repairItems(c, items, func(Problem) {})
-	return items, true, nil
+	return items, true, err
 }
 
 // hasOverlay says whether the snapshot has category c's file in locale lang.

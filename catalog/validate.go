@@ -43,15 +43,14 @@ type Validation struct {
 // Repair removes null elements from the en-US items' nested arrays of objects,
 // as the public API's flattened endpoints leave them out, and returns one
 // Problem per removal. Call it before Validate and Render; it is idempotent.
+// A lazy snapshot's items are repaired each time they are decoded: Repair
+// reports what is repaired.
 func Repair(s *Snapshot) []Problem {
 	var notes []Problem
 	for _, c := range SourceCategories() {
-		items := s.Sources[c]
-		if s.files != nil {
-			var err error
-			if items, _, err = s.source(c); err != nil {
-				continue // Validate reports it
-			}
+		items, _, err := s.sourceAsRead(c)
+		if err != nil {
+			continue // Validate reports it
 		}
 		repairItems(c, items, func(p Problem) { notes = append(notes, p) })
 	}
