@@ -37,26 +37,20 @@ var fixed = time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
 
 func now() time.Time { return fixed }
 
-// sampleRoot holds the sample versions written once for every test here
-// (sampleDirs); TestMain removes it.
-var sampleRoot string
-
-func TestMain(m *testing.M) {
-	var err error
-	if sampleRoot, err = os.MkdirTemp("", "mirror-samples-"); err != nil {
-		panic(err)
-	}
-	code := storetest.RunInTempDir(m)
-	_ = os.RemoveAll(sampleRoot)
-	os.Exit(code)
-}
+// TestMain runs the tests in a temporary directory of their own, removed at
+// exit with what they wrote there (the sample versions of sampleDirs).
+func TestMain(m *testing.M) { os.Exit(storetest.RunInTempDir(m)) }
 
 // sampleDirs writes the embedded sample versions (0 the older) once: trimmed
 // under -short (fixtures.Write: every file, catalog, locale and kind of
 // change, a few items each), whole otherwise (make stress). They are read
 // only.
 var sampleDirs = sync.OnceValues(func() ([]string, error) {
-	return fixtures.WriteAll(sampleRoot, testing.Short())
+	root, err := os.MkdirTemp("", "mirror-samples-")
+	if err != nil {
+		return nil, err
+	}
+	return fixtures.WriteAll(root, testing.Short())
 })
 
 // sampleVersions are the sample versions as a stand-in serves them, read once.

@@ -129,25 +129,19 @@ func importAt(st store.Backend, dir string, at time.Time) (*pipeline.Report, err
 // templates never change once made.
 var templates struct {
 	once sync.Once
-	root string
 	dirs [4]string // dirs[n]: a store holding the first n of 14, 15, synthetic 3
 	err  error
 }
 
-func TestMain(m *testing.M) {
-	code := storetest.RunInTempDir(m)
-	if templates.root != "" {
-		os.RemoveAll(templates.root)
-	}
-	os.Exit(code)
-}
+// TestMain runs the tests in a temporary directory of their own, removed at
+// exit with what they wrote there (the templates).
+func TestMain(m *testing.M) { os.Exit(storetest.RunInTempDir(m)) }
 
 func buildTemplates() error {
 	root, err := os.MkdirTemp("", "refdata-replica-")
 	if err != nil {
 		return err
 	}
-	templates.root = root
 	srcs := []string{filepath.Join(root, "src", "14"), filepath.Join(root, "src", "15"), filepath.Join(root, "src", "3")}
 	if err := writeFixture(srcs[0], "14"); err != nil {
 		return err

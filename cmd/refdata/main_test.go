@@ -128,7 +128,7 @@ func start(t *testing.T, ctx context.Context, args ...string) (string, <-chan in
 	var stderr syncBuffer
 	go func() {
 		p := process{stdout: io.Discard, stderr: &stderr, env: noEnv, ready: ready,
-			sample: sampleOptions{effort: apitest.Effort(), trimmed: testing.Short(), dir: filepath.Join(sampleRoot, "cache")}}
+			sample: sampleOptions{effort: apitest.Effort(), trimmed: testing.Short(), dir: filepath.Join(sampleRoot(), "cache")}}
 		done <- p.run(ctx, append([]string{"serve"}, args...))
 	}()
 	select {

@@ -176,24 +176,24 @@ func TestExportImport(t *testing.T) {
 	}
 }
 
-// sampleRoot holds the sample versions written once for every test here
-// (sampleDirs) and the sample store serve makes (start); TestMain removes it.
-var sampleRoot string
+// TestMain runs the tests in a temporary directory of their own, removed at
+// exit with what they wrote there (sampleRoot).
+func TestMain(m *testing.M) { os.Exit(storetest.RunInTempDir(m)) }
 
-func TestMain(m *testing.M) {
-	var err error
-	if sampleRoot, err = os.MkdirTemp("", "refdata-samples-"); err != nil {
+// sampleRoot holds the sample versions written once for every test here
+// (sampleDirs) and the sample store serve makes (start).
+var sampleRoot = sync.OnceValue(func() string {
+	dir, err := os.MkdirTemp("", "refdata-samples-")
+	if err != nil {
 		panic(err)
 	}
-	code := storetest.RunInTempDir(m)
-	_ = os.RemoveAll(sampleRoot)
-	os.Exit(code)
-}
+	return dir
+})
 
 // sampleDirs writes the embedded sample versions once (trimmed with -short);
 // they are read only.
 var sampleDirs = sync.OnceValues(func() ([]string, error) {
-	return fixtures.WriteAll(sampleRoot, testing.Short())
+	return fixtures.WriteAll(sampleRoot(), testing.Short())
 })
 
 // sampleDir is the directory of sample version i (0 the older).

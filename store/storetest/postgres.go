@@ -64,9 +64,9 @@ func PostgresSchema(t *testing.T, name string) string {
 }
 
 // RunInTempDir runs a test binary's tests with TMPDIR a directory of their
-// own, removed when they end: what a store makes in the temporary directory
-// by default (a PostgreSQL replica's segment cache, named for its schema)
-// goes with it.
+// own, removed when they end: what they make in the temporary directory, and
+// what a store makes there by default (a PostgreSQL replica's segment cache,
+// named for its schema), goes with it.
 func RunInTempDir(m *testing.M) int {
 	dir, err := os.MkdirTemp("", "refdata-test-")
 	if err == nil {
