@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 
@@ -115,6 +116,36 @@ func putSegment(ctx context.Context, tx pgx.Tx, seg *blob.Finished) error {
 	}
 }
 
+// checkNamed fails unless the store holds every segment and snapshot file m
+// names: what an import stored ahead (PutFiles) or took from the version it
+// builds on may have been swept by another writer since, if its writer lock
+// was lost. The caller holds lockContents.
+func checkNamed(ctx context.Context, tx pgx.Tx, m store.Manifest) error {
+	files := make([]string, 0, len(m.Files))
+	for _, sum := range m.Files {
+		files = append(files, sum)
+	}
+	for _, c := range []struct {
+		what, table string
+		sums        []string
+	}{{"segment", "refdata_segments", m.Segments}, {"snapshot file", "refdata_contents", files}} {
+		rows, err := tx.Query(ctx, "SELECT DISTINCT sha256 FROM "+c.table+" WHERE sha256 = ANY($1)", c.sums)
+		if err != nil {
+			return err
+		}
+		have, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil {
+			return err
+		}
+		for _, sum := range c.sums {
+			if !slices.Contains(have, sum) {
+				return fmt.Errorf("the version names %s %s, which the store does not hold: another writer swept it (was this one's lock lost?)", c.what, sum[:min(12, len(sum))])
+			}
+		}
+	}
+	return nil
+}
+
 // putIndex stores an index, gzipped, in parts.
 func putIndex(ctx context.Context, tx pgx.Tx, id string, index []byte) error {
 	if len(index) > 0 {
@@ -137,11 +168,25 @@ func (s *Store) Sweep() error {
 		return err
 	}
 	ctx := context.Background()
-	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error { return sweep(ctx, tx) })
+	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error { return s.sweep(ctx, tx) })
+}
+
+// lockContents serializes tx with every other transaction that names or
+// sweeps segments and files, until it ends. The writer lock does too, but it
+// lives in a session of its own, which can end behind its writer's back (a
+// server restart, idle_session_timeout, a proxy): then a sweep must still
+// never delete what a publish names, and a publish never name what a sweep
+// deleted. Each statement after it sees what the other committed.
+func (s *Store) lockContents(ctx context.Context, tx pgx.Tx) error {
+	_, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1, $2)", lockClass, s.lockKey+2)
+	return err
 }
 
 // sweep deletes the segments and files no stored version names.
-func sweep(ctx context.Context, tx pgx.Tx) error {
+func (s *Store) sweep(ctx context.Context, tx pgx.Tx) error {
+	if err := s.lockContents(ctx, tx); err != nil {
+		return err
+	}
 	rows, err := tx.Query(ctx, "SELECT manifest FROM refdata_versions")
 	if err != nil {
 		return err

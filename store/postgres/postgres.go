@@ -525,6 +525,9 @@ func (s *Store) Publish(p store.Publication) ([]string, error) {
 	var pruned []string
 	var replicas int
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if err := s.lockContents(ctx, tx); err != nil {
+			return err
+		}
 		if err := awaitSwitch(ctx, tx); err != nil {
 			return err
 		}
@@ -563,6 +566,11 @@ func (s *Store) Publish(p store.Publication) ([]string, error) {
 		if err := putSegment(ctx, tx, p.Segment); err != nil {
 			return err
 		}
+		if m.Contents {
+			if err := checkNamed(ctx, tx, m); err != nil {
+				return err
+			}
+		}
 		if err := putIndex(ctx, tx, p.ManifestID, p.Index); err != nil {
 			return err
 		}
@@ -591,7 +599,7 @@ func (s *Store) Publish(p store.Publication) ([]string, error) {
 		if pruned, err = prune(ctx, tx, p.Retain, p.ManifestID); err != nil {
 			return fmt.Errorf("prune: %w", err)
 		}
-		if err := sweep(ctx, tx); err != nil {
+		if err := s.sweep(ctx, tx); err != nil {
 			return fmt.Errorf("sweep: %w", err)
 		}
 		_, err = tx.Exec(ctx, "SELECT pg_notify($1, $2)", Channel, p.ManifestID)
@@ -748,7 +756,7 @@ func (s *Store) Discard(id string) error {
 				return fmt.Errorf("discard %s: %w", id, err)
 			}
 		}
-		return sweep(ctx, tx)
+		return s.sweep(ctx, tx)
 	})
 }
 
