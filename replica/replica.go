@@ -581,32 +581,29 @@ func (r *Repository) Ready() (gen.ProbeStatus, bool, string) {
 	if cur.ed.IsNone() {
 		return st, false, NoVersion
 	}
-	sn := r.seen.Load()
-	if sn == nil {
-		return st, true, "" // not polled yet: what Open loaded is the store's
-	}
-	if sn.err != nil && !errors.Is(sn.err, store.ErrNotFound) {
+	switch sn := r.seen.Load(); {
+	case sn == nil: // not polled yet: what Open loaded is the store's
+	case sn.err != nil && !errors.Is(sn.err, store.ErrNotFound):
 		return st, false, "the store cannot be read (the replica's log says why); serving " + cur.ed.ManifestID
-	}
-	if sn.err != nil {
-		return st, true, "" // an empty store: serving the embedded sample data
-	}
-	due := sn.ptr.ManifestID
-	now := r.now()
-	if now.Before(sn.ptr.ActivateAt) && sn.ptr.Previous != "" {
-		due = sn.ptr.Previous
-	}
-	st.Active = &due
-	if due != cur.ed.ManifestID {
-		behind := float32(0)
-		if !sn.ptr.ActivateAt.IsZero() {
-			behind = float32(now.Sub(sn.ptr.ActivateAt).Seconds())
+	case sn.err != nil: // an empty store: serving the embedded sample data
+	default:
+		due := sn.ptr.ManifestID
+		now := r.now()
+		if now.Before(sn.ptr.ActivateAt) && sn.ptr.Previous != "" {
+			due = sn.ptr.Previous
 		}
-		st.SecondsBehind = &behind
-		return st, false, fmt.Sprintf("serving %s, the store's active version is %s (loading it)", cur.ed.ManifestID, due)
+		st.Active = &due
+		if due != cur.ed.ManifestID {
+			behind := float32(0)
+			if !sn.ptr.ActivateAt.IsZero() {
+				behind = float32(now.Sub(sn.ptr.ActivateAt).Seconds())
+			}
+			st.SecondsBehind = &behind
+			return st, false, fmt.Sprintf("serving %s, the store's active version is %s (loading it)", cur.ed.ManifestID, due)
+		}
+		zero := float32(0)
+		st.SecondsBehind = &zero
 	}
-	zero := float32(0)
-	st.SecondsBehind = &zero
 	// Every route answers, the latest diff too: it is read (and kept) now.
 	if _, err := r.LatestDiff(); err != nil && catalog.ErrorCode(err) != catalog.ENOTFOUND {
 		return st, false, "the latest diff of " + cur.ed.ManifestID + " cannot be read from the store"

@@ -479,6 +479,27 @@ func TestCorruptDiff(t *testing.T) {
 	}
 }
 
+// TestNotReadyWithoutLatestDiff: a replica whose active version's stored diff
+// cannot be read is not ready, from its start: /readyz is 200 only once every
+// route answers, so it never says 200 before the first poll and 503 after.
+func TestNotReadyWithoutLatestDiff(t *testing.T) {
+	t.Parallel()
+	for _, polled := range []bool{false, true} {
+		e := &env{logs: new(syncBuffer)}
+		e.dir, e.st = copyStore(t, 2)
+		flipByte(t, filepath.Join(e.dir, "diffs", id14+"-"+id15+".json"), 20)
+		e.open(t, nil)
+		if polled {
+			if _, err := e.repo.Reload(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if res, b := e.get(t, "/readyz"); res.StatusCode != http.StatusServiceUnavailable || !bytes.Contains(b, []byte("latest diff")) {
+			t.Errorf("/readyz with a damaged latest diff (polled %v): %d %s, want 503 naming the latest diff", polled, res.StatusCode, b)
+		}
+	}
+}
+
 // TestDiffBetweenVersions: /v1/diff/{from}/{to} serves the stored diff, or
 // computes one and stores it; any letter case; either order; 404 for a
 // version not retained.
