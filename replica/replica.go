@@ -434,6 +434,9 @@ func (r *Repository) LatestDiff() (*representation.Body, error) {
 	if b := s.latest.Load(); b != nil {
 		return b, nil
 	}
+	if s.ptr.ManifestID == "" {
+		return nil, catalog.Errorf(catalog.ENOTFOUND, "the embedded sample data's version %s is served until a version is imported into the store; it has no diff", s.ed.ManifestID)
+	}
 	if s.ptr.Previous == "" {
 		return nil, catalog.Errorf(catalog.ENOTFOUND, "version %s was the first one imported (or was recovered after damage), so it has no diff; use /v1/diff/{from}/{to} with two retained versions", s.ed.ManifestID)
 	}

@@ -764,16 +764,18 @@ func TestEmptyStoreServesFallback(t *testing.T) {
 	for _, tc := range []struct {
 		target string
 		status int
+		says   string
 	}{
-		{"/v1/version", http.StatusOK},
-		{"/v1/weapons/" + vandal, http.StatusOK},
-		{"/readyz", http.StatusOK},
-		{"/v1/diff/latest", http.StatusNotFound},
-		{"/v1/export", http.StatusNotFound}, // no stored files
+		{"/v1/version", http.StatusOK, ""},
+		{"/v1/weapons/" + vandal, http.StatusOK, ""},
+		{"/readyz", http.StatusOK, ""},
+		// The fallback is one version, with no diff: the 404 says why.
+		{"/v1/diff/latest", http.StatusNotFound, "embedded sample data"},
+		{"/v1/export", http.StatusNotFound, "embedded sample data"}, // no stored files
 	} {
 		res, b := e.get(t, tc.target)
-		if res.StatusCode != tc.status {
-			t.Errorf("%s on an empty store: %d %.200s, want %d", tc.target, res.StatusCode, b, tc.status)
+		if res.StatusCode != tc.status || !bytes.Contains(b, []byte(tc.says)) {
+			t.Errorf("%s on an empty store: %d %.200s, want %d saying %q", tc.target, res.StatusCode, b, tc.status, tc.says)
 		}
 		if tc.status == http.StatusOK && tc.target != "/readyz" && res.Header.Get("X-Data-Version") != id14 {
 			t.Errorf("%s on an empty store: from %q, want the fallback %s", tc.target, res.Header.Get("X-Data-Version"), id14)
