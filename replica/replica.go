@@ -157,6 +157,11 @@ func Open(st store.Backend, logger *slog.Logger, m *Metrics, fallback *edition.E
 	if fallback == nil {
 		fallback = edition.None()
 	}
+	// The pointer as it was before the version is read: a publish meanwhile
+	// leaves it older than what is read, so the first Reload sees the change
+	// (rather than taking the new pointer for the version read and staying
+	// behind until the next publish).
+	_, raw, _ := st.Active()
 	ptr, man, ed, why, err := store.ResolveWith(st, r.read)
 	if err == nil && why == "" && ptr.Previous != "" && r.now().Before(ptr.ActivateAt) {
 		// The replicas have not switched to the newest version yet: serve the
@@ -179,13 +184,12 @@ func Open(st store.Backend, logger *slog.Logger, m *Metrics, fallback *edition.E
 		}
 		logger.Warn("the store holds "+what+"; "+serving+" until one is imported", attrs...)
 		r.cur.Store(&state{ed: fallback, versions: r.listVersions(fallback)})
-		_, r.badPtr, _ = st.Active()
+		r.badPtr = raw
 		m.Active(fallback, time.Time{})
 		return r, nil
 	case err != nil:
 		return nil, err
 	}
-	_, raw, _ := st.Active()
 	if why != "" {
 		logger.Error("the active version is not served: it fails its checks; serving the newest intact version", "reason", why, "serving", ptr.ManifestID)
 		r.badPtr, raw = raw, nil

@@ -500,6 +500,52 @@ func TestNotReadyWithoutLatestDiff(t *testing.T) {
 	}
 }
 
+// publishDuringRead is a store whose active pointer moves to another version
+// while a replica reads the active one's index: a publish racing a start.
+type publishDuringRead struct {
+	*store.Store
+	t    *testing.T
+	to   string
+	once sync.Once
+}
+
+func (s *publishDuringRead) ReadIndex(id, manifestSHA string) (store.Manifest, []byte, error) {
+	m, b, err := s.Store.ReadIndex(id, manifestSHA)
+	s.once.Do(func() {
+		unlock, lerr := s.Lock(context.Background())
+		if lerr == nil {
+			_, lerr = s.Activate(s.to, nil, time.Now())
+			unlock()
+		}
+		if lerr != nil {
+			s.t.Error(lerr)
+		}
+	})
+	return m, b, err
+}
+
+// TestOpenDuringPublish: a replica that starts while a publish moves the
+// active pointer serves the version it read, and the new one at its first
+// poll, ready; it must not take the new pointer for the version it read and
+// stay behind, not ready, until the next publish.
+func TestOpenDuringPublish(t *testing.T) {
+	t.Parallel()
+	_, st := copyStore(t, 2)
+	repo, err := replica.Open(&publishDuringRead{Store: st, t: t, to: id14}, slog.New(slog.DiscardHandler), replica.NewMetrics(prometheus.NewRegistry(), time.Now()), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := repo.Active().ManifestID; got != id15 {
+		t.Fatalf("serving %s at start, want %s, the version active when it was read", got, id15)
+	}
+	if swapped, err := repo.Reload(); !swapped || err != nil || repo.Active().ManifestID != id14 {
+		t.Errorf("first poll after a publish during the start: swapped %v, %v; serving %s, want %s", swapped, err, repo.Active().ManifestID, id14)
+	}
+	if st, ok, why := repo.Ready(); !ok {
+		t.Errorf("not ready after the first poll: %s (%+v)", why, st)
+	}
+}
+
 // TestDiffBetweenVersions: /v1/diff/{from}/{to} serves the stored diff, or
 // computes one and stores it; any letter case; either order; 404 for a
 // version not retained.
