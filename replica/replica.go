@@ -161,7 +161,7 @@ func Open(st store.Backend, logger *slog.Logger, m *Metrics, fallback *edition.E
 	// leaves it older than what is read, so the first Reload sees the change
 	// (rather than taking the new pointer for the version read and staying
 	// behind until the next publish).
-	_, raw, _ := st.Active()
+	active, raw, _ := st.Active()
 	ptr, man, ed, why, err := store.ResolveWith(st, r.read)
 	if err == nil && why == "" && ptr.Previous != "" && r.now().Before(ptr.ActivateAt) {
 		// The replicas have not switched to the newest version yet: serve the
@@ -193,6 +193,7 @@ func Open(st store.Backend, logger *slog.Logger, m *Metrics, fallback *edition.E
 	if why != "" {
 		logger.Error("the active version is not served: it fails its checks; serving the newest intact version", "reason", why, "serving", ptr.ManifestID)
 		r.badPtr, raw = raw, nil
+		r.seen.Store(&seen{ptr: active}) // not ready: not the active version
 	}
 	r.start(&state{ed: ed, ptr: ptr, rawPtr: raw}, man.PublishedAt)
 	r.heartbeat()

@@ -762,6 +762,10 @@ func TestFallbackOnDamagedActive(t *testing.T) {
 			if res, _ := e.get(t, "/v1/diff/latest"); res.StatusCode != http.StatusNotFound {
 				t.Errorf("/v1/diff/latest of the fallback: %d, want 404", res.StatusCode)
 			}
+			// Not the store's active version: not ready, from the start.
+			if res, b := e.get(t, "/readyz"); res.StatusCode != http.StatusServiceUnavailable || !bytes.Contains(b, []byte(id15)) {
+				t.Errorf("/readyz serving %s with %s active and damaged: %d %s, want 503 naming %s", id14, id15, res.StatusCode, b, id15)
+			}
 			// The damaged version is not tried again while the pointer stays.
 			if swapped, err := e.repo.Reload(); swapped || err != nil || e.repo.Active().ManifestID != id14 {
 				t.Errorf("Reload with the damaged version active: %v, %v; serving %s", swapped, err, e.repo.Active().ManifestID)
