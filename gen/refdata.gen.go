@@ -35782,6 +35782,7 @@ type ListAgentsResponse304Headers struct {
 // ListAgentsResponse503Headers the declared response headers of an HTTP 503 response for ListAgents
 type ListAgentsResponse503Headers struct {
 	CacheControl string
+	RetryAfter   string
 }
 
 type ListAgentsResponse struct {
@@ -35879,6 +35880,7 @@ type GetAgentResponse304Headers struct {
 // GetAgentResponse503Headers the declared response headers of an HTTP 503 response for GetAgent
 type GetAgentResponse503Headers struct {
 	CacheControl string
+	RetryAfter   string
 }
 
 type GetAgentResponse struct {
@@ -35983,6 +35985,7 @@ type ListBuddiesResponse304Headers struct {
 // ListBuddiesResponse503Headers the declared response headers of an HTTP 503 response for ListBuddies
 type ListBuddiesResponse503Headers struct {
 	CacheControl string
+	RetryAfter   string
 }
 
 type ListBuddiesResponse struct {
@@ -36080,6 +36083,7 @@ type ListBuddyLevelsResponse304Headers struct {
 // ListBuddyLevelsResponse503Headers the declared response headers of an HTTP 503 response for ListBuddyLevels
 type ListBuddyLevelsResponse503Headers struct {
 	CacheControl string
+	RetryAfter   string
 }
 
 type ListBuddyLevelsResponse struct {
@@ -36177,6 +36181,7 @@ type GetBuddyLevelResponse304Headers struct {
 // GetBuddyLevelResponse503Headers the declared response headers of an HTTP 503 response for GetBuddyLevel
 type GetBuddyLevelResponse503Headers struct {
 	CacheControl string
+	RetryAfter   string
 }
 
 type GetBuddyLevelResponse struct {
@@ -36281,6 +36286,7 @@ type GetBuddyResponse304Headers struct {
 // GetBuddyResponse503Headers the declared response headers of an HTTP 503 response for GetBuddy
 type GetBuddyResponse503Headers struct {
 	CacheControl string
+	RetryAfter   string
 }
 
 type GetBuddyResponse struct {
@@ -36385,6 +36391,7 @@ type ListBundlesResponse304Headers struct {
 // ListBundlesResponse503Headers the declared response headers of an HTTP 503 response for ListBundles
 type ListBundlesResponse503Headers struct {
 	CacheControl string
+	RetryAfter   string
 }
 
 type ListBundlesResponse struct {
@@ -36482,6 +36489,7 @@ type GetBundleResponse304Headers struct {
 // GetBundleResponse503Headers the declared response headers of an HTTP 503 response for GetBundle
 type GetBundleResponse503Headers struct {
 	CacheControl string
+	RetryAfter   string
 }
 
 type GetBundleResponse struct {
@@ -36586,6 +36594,7 @@ type ListCeremoniesResponse304Headers struct {
 // ListCeremoniesResponse503Headers the declared response headers of an HTTP 503 response for ListCeremonies
 type ListCeremoniesResponse503Headers struct {
 	CacheControl string
+	RetryAfter   string
 }
 
 type ListCeremoniesResponse struct {
@@ -36683,6 +36692,7 @@ type GetCeremonyResponse304Headers struct {
 // GetCeremonyResponse503Headers the declared response headers of an HTTP 503 response for GetCeremony
 type GetCeremonyResponse503Headers struct {
 	CacheControl string
+	RetryAfter   string
 }
 
 type GetCeremonyResponse struct {
@@ -36787,6 +36797,7 @@ type ListCompetitiveTierSetsResponse304Headers struct {
 // ListCompetitiveTierSetsResponse503Headers the declared response headers of an HTTP 503 response for ListCompetitiveTierSets
 type ListCompetitiveTierSetsResponse503Headers struct {
 	CacheControl string
+	RetryAfter   string
 }
 
 type ListCompetitiveTierSetsResponse struct {
@@ -36884,6 +36895,7 @@ type GetCompetitiveTierSetResponse304Headers struct {
 // GetCompetitiveTierSetResponse503Headers the declared response headers of an HTTP 503 response for GetCompetitiveTierSet
 type GetCompetitiveTierSetResponse503Headers struct {
 	CacheControl string
+	RetryAfter   string
 }
 
 type GetCompetitiveTierSetResponse struct {
@@ -36988,6 +37000,7 @@ type ListContentTiersResponse304Headers struct {
 // ListContentTiersResponse503Headers the declared response headers of an HTTP 503 response for ListContentTiers
 type ListContentTiersResponse503Headers struct {
 	CacheControl string
+	RetryAfter   string
 }
 
 type ListContentTiersResponse struct {
@@ -37085,6 +37098,7 @@ type GetContentTierResponse304Headers struct {
 // GetContentTierResponse503Headers the declared response headers of an HTTP 503 response for GetContentTier
 type GetContentTierResponse503Headers struct {
 	CacheControl string
+	RetryAfter   string
 }
 
 type GetContentTierResponse struct {
@@ -37189,6 +37203,7 @@ type ListContractsResponse304Headers struct {
 // ListContractsResponse503Headers the declared response headers of an HTTP 503 response for ListContracts
 type ListContractsResponse503Headers struct {
 	CacheControl string
+	RetryAfter   string
 }
 
 type ListContractsResponse struct {
@@ -37286,6 +37301,7 @@ type GetContractResponse304Headers struct {
 // GetContractResponse503Headers the declared response headers of an HTTP 503 response for GetContract
 type GetContractResponse503Headers struct {
 	CacheControl string
+	RetryAfter   string
 }
 
 type GetContractResponse struct {
@@ -37390,6 +37406,7 @@ type ListCurrenciesResponse304Headers struct {
 // ListCurrenciesResponse503Headers the declared response headers of an HTTP 503 response for ListCurrencies
 type ListCurrenciesResponse503Headers struct {
 	CacheControl string
+	RetryAfter   string
 }
 
 type ListCurrenciesResponse struct {
@@ -37487,6 +37504,7 @@ type GetCurrencyResponse304Headers struct {
 // GetCurrencyResponse503Headers the declared response headers of an HTTP 503 response for GetCurrency
 type GetCurrencyResponse503Headers struct {
 	CacheControl string
+	RetryAfter   string
 }
 
 type GetCurrencyResponse struct {
@@ -37589,6 +37607,7 @@ type GetLatestDiffResponse304Headers struct {
 // GetLatestDiffResponse503Headers the declared response headers of an HTTP 503 response for GetLatestDiff
 type GetLatestDiffResponse503Headers struct {
 	CacheControl string
+	RetryAfter   string
 }
 
 type GetLatestDiffResponse struct {
@@ -37691,6 +37710,7 @@ type GetDiffResponse304Headers struct {
 // GetDiffResponse503Headers the declared response headers of an HTTP 503 response for GetDiff
 type GetDiffResponse503Headers struct {
 	CacheControl string
+	RetryAfter   string
 }
 
 type GetDiffResponse struct {
@@ -37795,6 +37815,7 @@ type ListEventsResponse304Headers struct {
 // ListEventsResponse503Headers the declared response headers of an HTTP 503 response for ListEvents
 type ListEventsResponse503Headers struct {
 	CacheControl string
+	RetryAfter   string
 }
 
 type ListEventsResponse struct {
@@ -37892,6 +37913,7 @@ type GetEventResponse304Headers struct {
 // GetEventResponse503Headers the declared response headers of an HTTP 503 response for GetEvent
 type GetEventResponse503Headers struct {
 	CacheControl string
+	RetryAfter   string
 }
 
 type GetEventResponse struct {
@@ -37993,6 +38015,7 @@ type ExportActiveResponse304Headers struct {
 // ExportActiveResponse503Headers the declared response headers of an HTTP 503 response for ExportActive
 type ExportActiveResponse503Headers struct {
 	CacheControl string
+	RetryAfter   string
 }
 
 type ExportActiveResponse struct {
@@ -38087,6 +38110,7 @@ type ExportVersionResponse304Headers struct {
 // ExportVersionResponse503Headers the declared response headers of an HTTP 503 response for ExportVersion
 type ExportVersionResponse503Headers struct {
 	CacheControl string
+	RetryAfter   string
 }
 
 type ExportVersionResponse struct {
@@ -38184,6 +38208,7 @@ type ListFlexResponse304Headers struct {
 // ListFlexResponse503Headers the declared response headers of an HTTP 503 response for ListFlex
 type ListFlexResponse503Headers struct {
 	CacheControl string
+	RetryAfter   string
 }
 
 type ListFlexResponse struct {
@@ -38281,6 +38306,7 @@ type GetFlexResponse304Headers struct {
 // GetFlexResponse503Headers the declared response headers of an HTTP 503 response for GetFlex
 type GetFlexResponse503Headers struct {
 	CacheControl string
+	RetryAfter   string
 }
 
 type GetFlexResponse struct {
@@ -38385,6 +38411,7 @@ type ListGameModesResponse304Headers struct {
 // ListGameModesResponse503Headers the declared response headers of an HTTP 503 response for ListGameModes
 type ListGameModesResponse503Headers struct {
 	CacheControl string
+	RetryAfter   string
 }
 
 type ListGameModesResponse struct {
@@ -38482,6 +38509,7 @@ type ListGameModeEquippablesResponse304Headers struct {
 // ListGameModeEquippablesResponse503Headers the declared response headers of an HTTP 503 response for ListGameModeEquippables
 type ListGameModeEquippablesResponse503Headers struct {
 	CacheControl string
+	RetryAfter   string
 }
 
 type ListGameModeEquippablesResponse struct {
@@ -38579,6 +38607,7 @@ type GetGameModeEquippableResponse304Headers struct {
 // GetGameModeEquippableResponse503Headers the declared response headers of an HTTP 503 response for GetGameModeEquippable
 type GetGameModeEquippableResponse503Headers struct {
 	CacheControl string
+	RetryAfter   string
 }
 
 type GetGameModeEquippableResponse struct {
@@ -38683,6 +38712,7 @@ type GetGameModeResponse304Headers struct {
 // GetGameModeResponse503Headers the declared response headers of an HTTP 503 response for GetGameMode
 type GetGameModeResponse503Headers struct {
 	CacheControl string
+	RetryAfter   string
 }
 
 type GetGameModeResponse struct {
@@ -38787,6 +38817,7 @@ type ListGearResponse304Headers struct {
 // ListGearResponse503Headers the declared response headers of an HTTP 503 response for ListGear
 type ListGearResponse503Headers struct {
 	CacheControl string
+	RetryAfter   string
 }
 
 type ListGearResponse struct {
@@ -38884,6 +38915,7 @@ type GetGearResponse304Headers struct {
 // GetGearResponse503Headers the declared response headers of an HTTP 503 response for GetGear
 type GetGearResponse503Headers struct {
 	CacheControl string
+	RetryAfter   string
 }
 
 type GetGearResponse struct {
@@ -38988,6 +39020,7 @@ type ListLevelBordersResponse304Headers struct {
 // ListLevelBordersResponse503Headers the declared response headers of an HTTP 503 response for ListLevelBorders
 type ListLevelBordersResponse503Headers struct {
 	CacheControl string
+	RetryAfter   string
 }
 
 type ListLevelBordersResponse struct {
@@ -39092,6 +39125,7 @@ type GetLevelBorderResponse304Headers struct {
 // GetLevelBorderResponse503Headers the declared response headers of an HTTP 503 response for GetLevelBorder
 type GetLevelBorderResponse503Headers struct {
 	CacheControl string
+	RetryAfter   string
 }
 
 type GetLevelBorderResponse struct {
@@ -39195,6 +39229,7 @@ type ListLocresResponse304Headers struct {
 // ListLocresResponse503Headers the declared response headers of an HTTP 503 response for ListLocres
 type ListLocresResponse503Headers struct {
 	CacheControl string
+	RetryAfter   string
 }
 
 type ListLocresResponse struct {
@@ -39292,6 +39327,7 @@ type GetLocresResponse304Headers struct {
 // GetLocresResponse503Headers the declared response headers of an HTTP 503 response for GetLocres
 type GetLocresResponse503Headers struct {
 	CacheControl string
+	RetryAfter   string
 }
 
 type GetLocresResponse struct {
@@ -39396,6 +39432,7 @@ type ListMapsResponse304Headers struct {
 // ListMapsResponse503Headers the declared response headers of an HTTP 503 response for ListMaps
 type ListMapsResponse503Headers struct {
 	CacheControl string
+	RetryAfter   string
 }
 
 type ListMapsResponse struct {
@@ -39493,6 +39530,7 @@ type GetMapResponse304Headers struct {
 // GetMapResponse503Headers the declared response headers of an HTTP 503 response for GetMap
 type GetMapResponse503Headers struct {
 	CacheControl string
+	RetryAfter   string
 }
 
 type GetMapResponse struct {
@@ -39645,6 +39683,7 @@ type ListMissionsResponse304Headers struct {
 // ListMissionsResponse503Headers the declared response headers of an HTTP 503 response for ListMissions
 type ListMissionsResponse503Headers struct {
 	CacheControl string
+	RetryAfter   string
 }
 
 type ListMissionsResponse struct {
@@ -39742,6 +39781,7 @@ type GetMissionResponse304Headers struct {
 // GetMissionResponse503Headers the declared response headers of an HTTP 503 response for GetMission
 type GetMissionResponse503Headers struct {
 	CacheControl string
+	RetryAfter   string
 }
 
 type GetMissionResponse struct {
@@ -39846,6 +39886,7 @@ type ListObjectivesResponse304Headers struct {
 // ListObjectivesResponse503Headers the declared response headers of an HTTP 503 response for ListObjectives
 type ListObjectivesResponse503Headers struct {
 	CacheControl string
+	RetryAfter   string
 }
 
 type ListObjectivesResponse struct {
@@ -39943,6 +39984,7 @@ type GetObjectiveResponse304Headers struct {
 // GetObjectiveResponse503Headers the declared response headers of an HTTP 503 response for GetObjective
 type GetObjectiveResponse503Headers struct {
 	CacheControl string
+	RetryAfter   string
 }
 
 type GetObjectiveResponse struct {
@@ -40047,6 +40089,7 @@ type ListPlayerCardsResponse304Headers struct {
 // ListPlayerCardsResponse503Headers the declared response headers of an HTTP 503 response for ListPlayerCards
 type ListPlayerCardsResponse503Headers struct {
 	CacheControl string
+	RetryAfter   string
 }
 
 type ListPlayerCardsResponse struct {
@@ -40144,6 +40187,7 @@ type GetPlayerCardResponse304Headers struct {
 // GetPlayerCardResponse503Headers the declared response headers of an HTTP 503 response for GetPlayerCard
 type GetPlayerCardResponse503Headers struct {
 	CacheControl string
+	RetryAfter   string
 }
 
 type GetPlayerCardResponse struct {
@@ -40248,6 +40292,7 @@ type ListPlayerTitlesResponse304Headers struct {
 // ListPlayerTitlesResponse503Headers the declared response headers of an HTTP 503 response for ListPlayerTitles
 type ListPlayerTitlesResponse503Headers struct {
 	CacheControl string
+	RetryAfter   string
 }
 
 type ListPlayerTitlesResponse struct {
@@ -40345,6 +40390,7 @@ type GetPlayerTitleResponse304Headers struct {
 // GetPlayerTitleResponse503Headers the declared response headers of an HTTP 503 response for GetPlayerTitle
 type GetPlayerTitleResponse503Headers struct {
 	CacheControl string
+	RetryAfter   string
 }
 
 type GetPlayerTitleResponse struct {
@@ -40449,6 +40495,7 @@ type ListPremierConferencesResponse304Headers struct {
 // ListPremierConferencesResponse503Headers the declared response headers of an HTTP 503 response for ListPremierConferences
 type ListPremierConferencesResponse503Headers struct {
 	CacheControl string
+	RetryAfter   string
 }
 
 type ListPremierConferencesResponse struct {
@@ -40546,6 +40593,7 @@ type GetPremierConferenceResponse304Headers struct {
 // GetPremierConferenceResponse503Headers the declared response headers of an HTTP 503 response for GetPremierConference
 type GetPremierConferenceResponse503Headers struct {
 	CacheControl string
+	RetryAfter   string
 }
 
 type GetPremierConferenceResponse struct {
@@ -40650,6 +40698,7 @@ type ListPremierLogosResponse304Headers struct {
 // ListPremierLogosResponse503Headers the declared response headers of an HTTP 503 response for ListPremierLogos
 type ListPremierLogosResponse503Headers struct {
 	CacheControl string
+	RetryAfter   string
 }
 
 type ListPremierLogosResponse struct {
@@ -40747,6 +40796,7 @@ type GetPremierLogoResponse304Headers struct {
 // GetPremierLogoResponse503Headers the declared response headers of an HTTP 503 response for GetPremierLogo
 type GetPremierLogoResponse503Headers struct {
 	CacheControl string
+	RetryAfter   string
 }
 
 type GetPremierLogoResponse struct {
@@ -40854,6 +40904,7 @@ type GetPremierLogoImageResponse429Headers struct {
 // GetPremierLogoImageResponse503Headers the declared response headers of an HTTP 503 response for GetPremierLogoImage
 type GetPremierLogoImageResponse503Headers struct {
 	CacheControl string
+	RetryAfter   string
 }
 
 type GetPremierLogoImageResponse struct {
@@ -40960,6 +41011,7 @@ type ListSeasonsResponse304Headers struct {
 // ListSeasonsResponse503Headers the declared response headers of an HTTP 503 response for ListSeasons
 type ListSeasonsResponse503Headers struct {
 	CacheControl string
+	RetryAfter   string
 }
 
 type ListSeasonsResponse struct {
@@ -41057,6 +41109,7 @@ type ListCompetitiveSeasonsResponse304Headers struct {
 // ListCompetitiveSeasonsResponse503Headers the declared response headers of an HTTP 503 response for ListCompetitiveSeasons
 type ListCompetitiveSeasonsResponse503Headers struct {
 	CacheControl string
+	RetryAfter   string
 }
 
 type ListCompetitiveSeasonsResponse struct {
@@ -41154,6 +41207,7 @@ type GetCompetitiveSeasonResponse304Headers struct {
 // GetCompetitiveSeasonResponse503Headers the declared response headers of an HTTP 503 response for GetCompetitiveSeason
 type GetCompetitiveSeasonResponse503Headers struct {
 	CacheControl string
+	RetryAfter   string
 }
 
 type GetCompetitiveSeasonResponse struct {
@@ -41258,6 +41312,7 @@ type GetCompetitiveSeasonTiersResponse304Headers struct {
 // GetCompetitiveSeasonTiersResponse503Headers the declared response headers of an HTTP 503 response for GetCompetitiveSeasonTiers
 type GetCompetitiveSeasonTiersResponse503Headers struct {
 	CacheControl string
+	RetryAfter   string
 }
 
 type GetCompetitiveSeasonTiersResponse struct {
@@ -41362,6 +41417,7 @@ type GetSeasonResponse304Headers struct {
 // GetSeasonResponse503Headers the declared response headers of an HTTP 503 response for GetSeason
 type GetSeasonResponse503Headers struct {
 	CacheControl string
+	RetryAfter   string
 }
 
 type GetSeasonResponse struct {
@@ -41466,6 +41522,7 @@ type ListSpraysResponse304Headers struct {
 // ListSpraysResponse503Headers the declared response headers of an HTTP 503 response for ListSprays
 type ListSpraysResponse503Headers struct {
 	CacheControl string
+	RetryAfter   string
 }
 
 type ListSpraysResponse struct {
@@ -41563,6 +41620,7 @@ type ListSprayLevelsResponse304Headers struct {
 // ListSprayLevelsResponse503Headers the declared response headers of an HTTP 503 response for ListSprayLevels
 type ListSprayLevelsResponse503Headers struct {
 	CacheControl string
+	RetryAfter   string
 }
 
 type ListSprayLevelsResponse struct {
@@ -41660,6 +41718,7 @@ type GetSprayLevelResponse304Headers struct {
 // GetSprayLevelResponse503Headers the declared response headers of an HTTP 503 response for GetSprayLevel
 type GetSprayLevelResponse503Headers struct {
 	CacheControl string
+	RetryAfter   string
 }
 
 type GetSprayLevelResponse struct {
@@ -41764,6 +41823,7 @@ type GetSprayResponse304Headers struct {
 // GetSprayResponse503Headers the declared response headers of an HTTP 503 response for GetSpray
 type GetSprayResponse503Headers struct {
 	CacheControl string
+	RetryAfter   string
 }
 
 type GetSprayResponse struct {
@@ -41868,6 +41928,7 @@ type ListThemesResponse304Headers struct {
 // ListThemesResponse503Headers the declared response headers of an HTTP 503 response for ListThemes
 type ListThemesResponse503Headers struct {
 	CacheControl string
+	RetryAfter   string
 }
 
 type ListThemesResponse struct {
@@ -41965,6 +42026,7 @@ type GetThemeResponse304Headers struct {
 // GetThemeResponse503Headers the declared response headers of an HTTP 503 response for GetTheme
 type GetThemeResponse503Headers struct {
 	CacheControl string
+	RetryAfter   string
 }
 
 type GetThemeResponse struct {
@@ -42073,7 +42135,7 @@ type GetVersionResponse429Headers struct {
 // GetVersionResponse503Headers the declared response headers of an HTTP 503 response for GetVersion
 type GetVersionResponse503Headers struct {
 	CacheControl string
-	RetryAfter   *string
+	RetryAfter   string
 }
 
 type GetVersionResponse struct {
@@ -42170,7 +42232,7 @@ type StreamVersionsResponse429Headers struct {
 // StreamVersionsResponse503Headers the declared response headers of an HTTP 503 response for StreamVersions
 type StreamVersionsResponse503Headers struct {
 	CacheControl string
-	RetryAfter   *string
+	RetryAfter   string
 }
 
 type StreamVersionsResponse struct {
@@ -42266,6 +42328,7 @@ type ListVersionsResponse304Headers struct {
 // ListVersionsResponse503Headers the declared response headers of an HTTP 503 response for ListVersions
 type ListVersionsResponse503Headers struct {
 	CacheControl string
+	RetryAfter   string
 }
 
 type ListVersionsResponse struct {
@@ -42363,6 +42426,7 @@ type GetBulkResponse304Headers struct {
 // GetBulkResponse503Headers the declared response headers of an HTTP 503 response for GetBulk
 type GetBulkResponse503Headers struct {
 	CacheControl string
+	RetryAfter   string
 }
 
 type GetBulkResponse struct {
@@ -42467,6 +42531,7 @@ type ListWeaponsResponse304Headers struct {
 // ListWeaponsResponse503Headers the declared response headers of an HTTP 503 response for ListWeapons
 type ListWeaponsResponse503Headers struct {
 	CacheControl string
+	RetryAfter   string
 }
 
 type ListWeaponsResponse struct {
@@ -42564,6 +42629,7 @@ type ListWeaponSkinChromasResponse304Headers struct {
 // ListWeaponSkinChromasResponse503Headers the declared response headers of an HTTP 503 response for ListWeaponSkinChromas
 type ListWeaponSkinChromasResponse503Headers struct {
 	CacheControl string
+	RetryAfter   string
 }
 
 type ListWeaponSkinChromasResponse struct {
@@ -42661,6 +42727,7 @@ type GetWeaponSkinChromaResponse304Headers struct {
 // GetWeaponSkinChromaResponse503Headers the declared response headers of an HTTP 503 response for GetWeaponSkinChroma
 type GetWeaponSkinChromaResponse503Headers struct {
 	CacheControl string
+	RetryAfter   string
 }
 
 type GetWeaponSkinChromaResponse struct {
@@ -42765,6 +42832,7 @@ type ListWeaponSkinLevelsResponse304Headers struct {
 // ListWeaponSkinLevelsResponse503Headers the declared response headers of an HTTP 503 response for ListWeaponSkinLevels
 type ListWeaponSkinLevelsResponse503Headers struct {
 	CacheControl string
+	RetryAfter   string
 }
 
 type ListWeaponSkinLevelsResponse struct {
@@ -42862,6 +42930,7 @@ type GetWeaponSkinLevelResponse304Headers struct {
 // GetWeaponSkinLevelResponse503Headers the declared response headers of an HTTP 503 response for GetWeaponSkinLevel
 type GetWeaponSkinLevelResponse503Headers struct {
 	CacheControl string
+	RetryAfter   string
 }
 
 type GetWeaponSkinLevelResponse struct {
@@ -42966,6 +43035,7 @@ type ListWeaponSkinsResponse304Headers struct {
 // ListWeaponSkinsResponse503Headers the declared response headers of an HTTP 503 response for ListWeaponSkins
 type ListWeaponSkinsResponse503Headers struct {
 	CacheControl string
+	RetryAfter   string
 }
 
 type ListWeaponSkinsResponse struct {
@@ -43063,6 +43133,7 @@ type GetWeaponSkinResponse304Headers struct {
 // GetWeaponSkinResponse503Headers the declared response headers of an HTTP 503 response for GetWeaponSkin
 type GetWeaponSkinResponse503Headers struct {
 	CacheControl string
+	RetryAfter   string
 }
 
 type GetWeaponSkinResponse struct {
@@ -43167,6 +43238,7 @@ type GetWeaponResponse304Headers struct {
 // GetWeaponResponse503Headers the declared response headers of an HTTP 503 response for GetWeapon
 type GetWeaponResponse503Headers struct {
 	CacheControl string
+	RetryAfter   string
 }
 
 type GetWeaponResponse struct {
@@ -46823,6 +46895,13 @@ func ParseListAgentsResponse(rsp *http.Response) (*ListAgentsResponse, error) {
 			}
 			headers.CacheControl = value
 		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
 		response.Headers503 = &headers
 	}
 
@@ -47011,6 +47090,13 @@ func ParseGetAgentResponse(rsp *http.Response) (*GetAgentResponse, error) {
 			}
 			headers.CacheControl = value
 		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
 		response.Headers503 = &headers
 	}
 
@@ -47192,6 +47278,13 @@ func ParseListBuddiesResponse(rsp *http.Response) (*ListBuddiesResponse, error) 
 			}
 			headers.CacheControl = value
 		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
 		response.Headers503 = &headers
 	}
 
@@ -47372,6 +47465,13 @@ func ParseListBuddyLevelsResponse(rsp *http.Response) (*ListBuddyLevelsResponse,
 				return nil, err
 			}
 			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
 		}
 		response.Headers503 = &headers
 	}
@@ -47561,6 +47661,13 @@ func ParseGetBuddyLevelResponse(rsp *http.Response) (*GetBuddyLevelResponse, err
 			}
 			headers.CacheControl = value
 		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
 		response.Headers503 = &headers
 	}
 
@@ -47749,6 +47856,13 @@ func ParseGetBuddyResponse(rsp *http.Response) (*GetBuddyResponse, error) {
 			}
 			headers.CacheControl = value
 		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
 		response.Headers503 = &headers
 	}
 
@@ -47929,6 +48043,13 @@ func ParseListBundlesResponse(rsp *http.Response) (*ListBundlesResponse, error) 
 				return nil, err
 			}
 			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
 		}
 		response.Headers503 = &headers
 	}
@@ -48118,6 +48239,13 @@ func ParseGetBundleResponse(rsp *http.Response) (*GetBundleResponse, error) {
 			}
 			headers.CacheControl = value
 		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
 		response.Headers503 = &headers
 	}
 
@@ -48298,6 +48426,13 @@ func ParseListCeremoniesResponse(rsp *http.Response) (*ListCeremoniesResponse, e
 				return nil, err
 			}
 			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
 		}
 		response.Headers503 = &headers
 	}
@@ -48487,6 +48622,13 @@ func ParseGetCeremonyResponse(rsp *http.Response) (*GetCeremonyResponse, error) 
 			}
 			headers.CacheControl = value
 		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
 		response.Headers503 = &headers
 	}
 
@@ -48667,6 +48809,13 @@ func ParseListCompetitiveTierSetsResponse(rsp *http.Response) (*ListCompetitiveT
 				return nil, err
 			}
 			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
 		}
 		response.Headers503 = &headers
 	}
@@ -48856,6 +49005,13 @@ func ParseGetCompetitiveTierSetResponse(rsp *http.Response) (*GetCompetitiveTier
 			}
 			headers.CacheControl = value
 		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
 		response.Headers503 = &headers
 	}
 
@@ -49036,6 +49192,13 @@ func ParseListContentTiersResponse(rsp *http.Response) (*ListContentTiersRespons
 				return nil, err
 			}
 			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
 		}
 		response.Headers503 = &headers
 	}
@@ -49225,6 +49388,13 @@ func ParseGetContentTierResponse(rsp *http.Response) (*GetContentTierResponse, e
 			}
 			headers.CacheControl = value
 		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
 		response.Headers503 = &headers
 	}
 
@@ -49405,6 +49575,13 @@ func ParseListContractsResponse(rsp *http.Response) (*ListContractsResponse, err
 				return nil, err
 			}
 			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
 		}
 		response.Headers503 = &headers
 	}
@@ -49594,6 +49771,13 @@ func ParseGetContractResponse(rsp *http.Response) (*GetContractResponse, error) 
 			}
 			headers.CacheControl = value
 		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
 		response.Headers503 = &headers
 	}
 
@@ -49774,6 +49958,13 @@ func ParseListCurrenciesResponse(rsp *http.Response) (*ListCurrenciesResponse, e
 				return nil, err
 			}
 			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
 		}
 		response.Headers503 = &headers
 	}
@@ -49963,6 +50154,13 @@ func ParseGetCurrencyResponse(rsp *http.Response) (*GetCurrencyResponse, error) 
 			}
 			headers.CacheControl = value
 		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
 		response.Headers503 = &headers
 	}
 
@@ -50137,6 +50335,13 @@ func ParseGetLatestDiffResponse(rsp *http.Response) (*GetLatestDiffResponse, err
 			}
 			headers.CacheControl = value
 		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
 		response.Headers503 = &headers
 	}
 
@@ -50310,6 +50515,13 @@ func ParseGetDiffResponse(rsp *http.Response) (*GetDiffResponse, error) {
 				return nil, err
 			}
 			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
 		}
 		response.Headers503 = &headers
 	}
@@ -50491,6 +50703,13 @@ func ParseListEventsResponse(rsp *http.Response) (*ListEventsResponse, error) {
 				return nil, err
 			}
 			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
 		}
 		response.Headers503 = &headers
 	}
@@ -50680,6 +50899,13 @@ func ParseGetEventResponse(rsp *http.Response) (*GetEventResponse, error) {
 			}
 			headers.CacheControl = value
 		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
 		response.Headers503 = &headers
 	}
 
@@ -50840,6 +51066,13 @@ func ParseExportActiveResponse(rsp *http.Response) (*ExportActiveResponse, error
 			}
 			headers.CacheControl = value
 		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
 		response.Headers503 = &headers
 	}
 
@@ -50999,6 +51232,13 @@ func ParseExportVersionResponse(rsp *http.Response) (*ExportVersionResponse, err
 				return nil, err
 			}
 			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
 		}
 		response.Headers503 = &headers
 	}
@@ -51180,6 +51420,13 @@ func ParseListFlexResponse(rsp *http.Response) (*ListFlexResponse, error) {
 				return nil, err
 			}
 			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
 		}
 		response.Headers503 = &headers
 	}
@@ -51369,6 +51616,13 @@ func ParseGetFlexResponse(rsp *http.Response) (*GetFlexResponse, error) {
 			}
 			headers.CacheControl = value
 		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
 		response.Headers503 = &headers
 	}
 
@@ -51550,6 +51804,13 @@ func ParseListGameModesResponse(rsp *http.Response) (*ListGameModesResponse, err
 			}
 			headers.CacheControl = value
 		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
 		response.Headers503 = &headers
 	}
 
@@ -51730,6 +51991,13 @@ func ParseListGameModeEquippablesResponse(rsp *http.Response) (*ListGameModeEqui
 				return nil, err
 			}
 			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
 		}
 		response.Headers503 = &headers
 	}
@@ -51919,6 +52187,13 @@ func ParseGetGameModeEquippableResponse(rsp *http.Response) (*GetGameModeEquippa
 			}
 			headers.CacheControl = value
 		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
 		response.Headers503 = &headers
 	}
 
@@ -52107,6 +52382,13 @@ func ParseGetGameModeResponse(rsp *http.Response) (*GetGameModeResponse, error) 
 			}
 			headers.CacheControl = value
 		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
 		response.Headers503 = &headers
 	}
 
@@ -52287,6 +52569,13 @@ func ParseListGearResponse(rsp *http.Response) (*ListGearResponse, error) {
 				return nil, err
 			}
 			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
 		}
 		response.Headers503 = &headers
 	}
@@ -52476,6 +52765,13 @@ func ParseGetGearResponse(rsp *http.Response) (*GetGearResponse, error) {
 			}
 			headers.CacheControl = value
 		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
 		response.Headers503 = &headers
 	}
 
@@ -52663,6 +52959,13 @@ func ParseListLevelBordersResponse(rsp *http.Response) (*ListLevelBordersRespons
 				return nil, err
 			}
 			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
 		}
 		response.Headers503 = &headers
 	}
@@ -52852,6 +53155,13 @@ func ParseGetLevelBorderResponse(rsp *http.Response) (*GetLevelBorderResponse, e
 			}
 			headers.CacheControl = value
 		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
 		response.Headers503 = &headers
 	}
 
@@ -53025,6 +53335,13 @@ func ParseListLocresResponse(rsp *http.Response) (*ListLocresResponse, error) {
 				return nil, err
 			}
 			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
 		}
 		response.Headers503 = &headers
 	}
@@ -53214,6 +53531,13 @@ func ParseGetLocresResponse(rsp *http.Response) (*GetLocresResponse, error) {
 			}
 			headers.CacheControl = value
 		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
 		response.Headers503 = &headers
 	}
 
@@ -53394,6 +53718,13 @@ func ParseListMapsResponse(rsp *http.Response) (*ListMapsResponse, error) {
 				return nil, err
 			}
 			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
 		}
 		response.Headers503 = &headers
 	}
@@ -53582,6 +53913,13 @@ func ParseGetMapResponse(rsp *http.Response) (*GetMapResponse, error) {
 				return nil, err
 			}
 			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
 		}
 		response.Headers503 = &headers
 	}
@@ -53797,6 +54135,13 @@ func ParseListMissionsResponse(rsp *http.Response) (*ListMissionsResponse, error
 			}
 			headers.CacheControl = value
 		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
 		response.Headers503 = &headers
 	}
 
@@ -53985,6 +54330,13 @@ func ParseGetMissionResponse(rsp *http.Response) (*GetMissionResponse, error) {
 			}
 			headers.CacheControl = value
 		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
 		response.Headers503 = &headers
 	}
 
@@ -54165,6 +54517,13 @@ func ParseListObjectivesResponse(rsp *http.Response) (*ListObjectivesResponse, e
 				return nil, err
 			}
 			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
 		}
 		response.Headers503 = &headers
 	}
@@ -54354,6 +54713,13 @@ func ParseGetObjectiveResponse(rsp *http.Response) (*GetObjectiveResponse, error
 			}
 			headers.CacheControl = value
 		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
 		response.Headers503 = &headers
 	}
 
@@ -54534,6 +54900,13 @@ func ParseListPlayerCardsResponse(rsp *http.Response) (*ListPlayerCardsResponse,
 				return nil, err
 			}
 			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
 		}
 		response.Headers503 = &headers
 	}
@@ -54723,6 +55096,13 @@ func ParseGetPlayerCardResponse(rsp *http.Response) (*GetPlayerCardResponse, err
 			}
 			headers.CacheControl = value
 		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
 		response.Headers503 = &headers
 	}
 
@@ -54903,6 +55283,13 @@ func ParseListPlayerTitlesResponse(rsp *http.Response) (*ListPlayerTitlesRespons
 				return nil, err
 			}
 			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
 		}
 		response.Headers503 = &headers
 	}
@@ -55092,6 +55479,13 @@ func ParseGetPlayerTitleResponse(rsp *http.Response) (*GetPlayerTitleResponse, e
 			}
 			headers.CacheControl = value
 		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
 		response.Headers503 = &headers
 	}
 
@@ -55272,6 +55666,13 @@ func ParseListPremierConferencesResponse(rsp *http.Response) (*ListPremierConfer
 				return nil, err
 			}
 			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
 		}
 		response.Headers503 = &headers
 	}
@@ -55461,6 +55862,13 @@ func ParseGetPremierConferenceResponse(rsp *http.Response) (*GetPremierConferenc
 			}
 			headers.CacheControl = value
 		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
 		response.Headers503 = &headers
 	}
 
@@ -55641,6 +56049,13 @@ func ParseListPremierLogosResponse(rsp *http.Response) (*ListPremierLogosRespons
 				return nil, err
 			}
 			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
 		}
 		response.Headers503 = &headers
 	}
@@ -55830,6 +56245,13 @@ func ParseGetPremierLogoResponse(rsp *http.Response) (*GetPremierLogoResponse, e
 			}
 			headers.CacheControl = value
 		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
 		response.Headers503 = &headers
 	}
 
@@ -56014,6 +56436,13 @@ func ParseGetPremierLogoImageResponse(rsp *http.Response) (*GetPremierLogoImageR
 			}
 			headers.CacheControl = value
 		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
 		response.Headers503 = &headers
 	}
 
@@ -56195,6 +56624,13 @@ func ParseListSeasonsResponse(rsp *http.Response) (*ListSeasonsResponse, error) 
 			}
 			headers.CacheControl = value
 		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
 		response.Headers503 = &headers
 	}
 
@@ -56375,6 +56811,13 @@ func ParseListCompetitiveSeasonsResponse(rsp *http.Response) (*ListCompetitiveSe
 				return nil, err
 			}
 			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
 		}
 		response.Headers503 = &headers
 	}
@@ -56564,6 +57007,13 @@ func ParseGetCompetitiveSeasonResponse(rsp *http.Response) (*GetCompetitiveSeaso
 			}
 			headers.CacheControl = value
 		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
 		response.Headers503 = &headers
 	}
 
@@ -56751,6 +57201,13 @@ func ParseGetCompetitiveSeasonTiersResponse(rsp *http.Response) (*GetCompetitive
 				return nil, err
 			}
 			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
 		}
 		response.Headers503 = &headers
 	}
@@ -56940,6 +57397,13 @@ func ParseGetSeasonResponse(rsp *http.Response) (*GetSeasonResponse, error) {
 			}
 			headers.CacheControl = value
 		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
 		response.Headers503 = &headers
 	}
 
@@ -57121,6 +57585,13 @@ func ParseListSpraysResponse(rsp *http.Response) (*ListSpraysResponse, error) {
 			}
 			headers.CacheControl = value
 		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
 		response.Headers503 = &headers
 	}
 
@@ -57301,6 +57772,13 @@ func ParseListSprayLevelsResponse(rsp *http.Response) (*ListSprayLevelsResponse,
 				return nil, err
 			}
 			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
 		}
 		response.Headers503 = &headers
 	}
@@ -57490,6 +57968,13 @@ func ParseGetSprayLevelResponse(rsp *http.Response) (*GetSprayLevelResponse, err
 			}
 			headers.CacheControl = value
 		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
 		response.Headers503 = &headers
 	}
 
@@ -57678,6 +58163,13 @@ func ParseGetSprayResponse(rsp *http.Response) (*GetSprayResponse, error) {
 			}
 			headers.CacheControl = value
 		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
 		response.Headers503 = &headers
 	}
 
@@ -57858,6 +58350,13 @@ func ParseListThemesResponse(rsp *http.Response) (*ListThemesResponse, error) {
 				return nil, err
 			}
 			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
 		}
 		response.Headers503 = &headers
 	}
@@ -58046,6 +58545,13 @@ func ParseGetThemeResponse(rsp *http.Response) (*GetThemeResponse, error) {
 				return nil, err
 			}
 			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
 		}
 		response.Headers503 = &headers
 	}
@@ -58240,10 +58746,10 @@ func ParseGetVersionResponse(rsp *http.Response) (*GetVersionResponse, error) {
 		}
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.RetryAfter = &value
+			headers.RetryAfter = value
 		}
 		response.Headers503 = &headers
 	}
@@ -58355,10 +58861,10 @@ func ParseStreamVersionsResponse(rsp *http.Response) (*StreamVersionsResponse, e
 		}
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.RetryAfter = &value
+			headers.RetryAfter = value
 		}
 		response.Headers503 = &headers
 	}
@@ -58526,6 +59032,13 @@ func ParseListVersionsResponse(rsp *http.Response) (*ListVersionsResponse, error
 				return nil, err
 			}
 			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
 		}
 		response.Headers503 = &headers
 	}
@@ -58715,6 +59228,13 @@ func ParseGetBulkResponse(rsp *http.Response) (*GetBulkResponse, error) {
 			}
 			headers.CacheControl = value
 		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
 		response.Headers503 = &headers
 	}
 
@@ -58896,6 +59416,13 @@ func ParseListWeaponsResponse(rsp *http.Response) (*ListWeaponsResponse, error) 
 			}
 			headers.CacheControl = value
 		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
 		response.Headers503 = &headers
 	}
 
@@ -59076,6 +59603,13 @@ func ParseListWeaponSkinChromasResponse(rsp *http.Response) (*ListWeaponSkinChro
 				return nil, err
 			}
 			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
 		}
 		response.Headers503 = &headers
 	}
@@ -59265,6 +59799,13 @@ func ParseGetWeaponSkinChromaResponse(rsp *http.Response) (*GetWeaponSkinChromaR
 			}
 			headers.CacheControl = value
 		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
 		response.Headers503 = &headers
 	}
 
@@ -59445,6 +59986,13 @@ func ParseListWeaponSkinLevelsResponse(rsp *http.Response) (*ListWeaponSkinLevel
 				return nil, err
 			}
 			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
 		}
 		response.Headers503 = &headers
 	}
@@ -59634,6 +60182,13 @@ func ParseGetWeaponSkinLevelResponse(rsp *http.Response) (*GetWeaponSkinLevelRes
 			}
 			headers.CacheControl = value
 		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
 		response.Headers503 = &headers
 	}
 
@@ -59814,6 +60369,13 @@ func ParseListWeaponSkinsResponse(rsp *http.Response) (*ListWeaponSkinsResponse,
 				return nil, err
 			}
 			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
 		}
 		response.Headers503 = &headers
 	}
@@ -60003,6 +60565,13 @@ func ParseGetWeaponSkinResponse(rsp *http.Response) (*GetWeaponSkinResponse, err
 			}
 			headers.CacheControl = value
 		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
 		response.Headers503 = &headers
 	}
 
@@ -60190,6 +60759,13 @@ func ParseGetWeaponResponse(rsp *http.Response) (*GetWeaponResponse, error) {
 				return nil, err
 			}
 			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
 		}
 		response.Headers503 = &headers
 	}
@@ -65720,470 +66296,471 @@ var swaggerSpec = []string{
 	"Y5Trj3JFQ+TrT1+pkI1ohI+krdMHXWNSI9iFAZGXGGo7e8srrIs8D9wsQaAKpkTCCFUwwdA0ehi6fiCN",
 	"y6ASlRqvmlKG7Oj1uLdte+9KkR12w6k3nPpzcGqLfU0pR8Xo65BYQ0qSHXyjKG3IrzXk95aXeq5/rcp4",
 	"hr9AY+eQnKFafb+6/+n3q2+LORW3N616zmNgnKHRR/KlUKZ4fsuK4pEEqbhAD5yi465pqRwwqWgUQcSJ",
-	"Rhugahsuli9taTCZ2xp0/R2BJJz96oNKBZOw1+/DdILM3FSYcfUU4dZSOetPoAp7bkpTXWL8unc7OwLD",
-	"NLo0GiBQW3YZSklJOItmx/rbEOxMOQ0emwQmGoZDYUBpAN8NUhFBr5TXZKt08gf9o/u5WXfs8ZEEf2FZ",
-	"PihyiRIYUjVBAf5Q+MC4AF8vN79AimaArocENaEShjyc5RCgzNzAv+XqFU9ZeGeymCJJOLN6c5rSEPru",
-	"f72K/2T/0zIgw+3F/CInEFGp9CZiIAp2rnZ37BxyDswH90JgMg0mLr+GlUJevi4uTN6kDEpveEhHFMPq",
-	"yuACNS4gUwZkwEhsqBL816PeW86w94aoYOIb6BsCtGnJ1Akwbs5lI/0auLFYtAGsYeeq+guemprtRLob",
-	"JM3SJpqrmqrsBW49VB11x+7ONJ+9GzmaGBs2hv1vjk77B8+fPzl88s3BN7tHLgJHi4RHckEf0yi5SILQ",
-	"lYqMrXzYun+xpsDIkspwodk2nBVyZ/teZcm74V/R7L0hGzcfv5Y+nbe+bzuXZwNvVO2Nqv0ZVO0csRuy",
-	"defGX4/UmrF3c4LbWLwbMmwNGb5fjnFQeK12JiqO5sluIV0og+8u3nx/CCEP0hiZ0YZu9bG7XpBoWd41",
-	"A3jw4eJV7/GWBwJZiMLYWgECYSEExDjSI3ppMpCImVWCjS2qh3gkB4xPGegVaw3lJRtHVE5OICSK2G+7",
-	"JlGX1rTllm7iiMySFgQTLpF5EBNx6Tz2A0aVBD8ibOx7ZhX+IgL5djwbb+eIdNGg/QrIdCHP5I7vgb8T",
-	"TMxtiG8hszMUfCrxj9//5oOfpMOIBh4w3jMH50NXTXAGI673UMHytk7A3wl5kI/mBt/5bSR4/HHnN8U/",
-	"lsaNyXWPjPHpfr/vgVQkwt50QiPsCbwiEQ2JwqdH/doJLReXW3m51C72c45BKqia9d7ziAaz5UM6N39L",
-	"DZ5ZpM2WEWdKWlrijGn5w5m0Zr+GsbX4rd/nBMxFngQSSW5/nSiVSEdCNOBMbt0M3PuxgRbwbtGvcQKc",
-	"gcXGhZ88+EvvFRdTIkIMe+8FV9zXq5fgTh0CHscaGBn9IpjFIxBIBL+eaQudC3XbPgskWlhBJQ79pZed",
-	"38Uswd47szNZwVKjqbZufMYlo6NRbUR27VfM/cnSoeqZSbMiwhiq+pSJ4fKeTROs/zwGsjhoxtH1z/IR",
-	"RGTGU5Vf0A6YtUo9IKB3abBkqvn2VPedCs7GhjzMd4pDyKE74gIIHGo2QzJ1DGjoBMd4wCbWGwABSSVC",
-	"ysxTDUM2lIH/l96Z7dN7HfpbVoZElF1KGJLgUk/i7xiO51kqIwNmGV/Ex579OeOy2/BWyz0nCL9+IVOQ",
-	"QM/4IdagAdvhRiZ+K/u8KPAoMU3WZXefj9QNtUZkhuI5EWFDrotiglq2UdH83p9Am5EhICLc2E0bu+lz",
-	"2E05bjfkv5ifYE16a+hJdEF1Gx/GhhZbRosXVDWWA7I0wxqUaNo3JPqUHntDbxt6+7z01qjwy2dYl+Ya",
-	"FX+G8jbyb0OP7aFHgTFF8ZyzEQpkQWNScHGeenS52OveJaKdAIJ8hg0dbuiwDXTYlHSsmudutNiQpFyi",
-	"yI283NBp2+jUvPFvVFLqGdahS92+KemokMQmzcCG6DZE93mJrlmxmM2wLuE1Kwpz8ttIwg1Rtogo+RDv",
-	"LWuTGe2mTE0CzdBAJZBIY393giRSk1+3gAsb7l08Yurap0Rb9xvdfY5ENvZ82Q5ei4PYpvct7KUZdcNM",
-	"NszkMzATi9INCfdi8DXIqxmRbolsI8c3pNce0ruk7PlE8Jg0JdnyCeqRX9783iXcJWUQmKE3tLahtc9K",
-	"a02JurkJ1qS3hkReQXUbubehxVbRoknY3aDYcwnBa1Khad2I0DMJvTd0tqGzz0lnDYq8fPz1aK1BgWez",
-	"9W/k3YYOW0OHiSCzpmSdHrse7emW9y7j9KAbstqQ1eciq0b1yHyC+gTWjCapR96okhtaawGtNaVLzk2w",
-	"Jr01pE0WVLdRJze02DJabJIM16PABolvQ3YbsmsN2ZlH+xdkeIf3ijcSUTHuTVE45Rpomi44ww3ab9C+",
-	"cbS/mGDc1NMkM3YtwWFa3rdZpfSgG2myIavPRVYNKXH52PVJqxklzhDYRonbkF17yI7zN4TNXKovebdU",
-	"3Cb9XhBRZAomPAol7Pb7MCVUaQ3NIbTN32erc0mbpDvmUhm9zfWNySyrxEBGCgUcgsSAs1B6Npumbjsh",
-	"EpCFGJoqBQmPIpM2P8vwPaVqYlKnEarKOfT3ntxHqYJinyQMBUoJXcLg9furo/yL4QyokrBzdLAFJLLR",
-	"4HrNREJMWGbCSRywHDATjEITOp4ypiHm8rK5QhZjeoWyDKau3+vF5Lqnt4hC9hIUPfuT7w2YBv1wBiGO",
-	"SBopz5TU1i3n4A+Kj1FNUJzAQVa/lbKx3DoG36Qk753qA/AHzKUqR1OXw5zMmFB2n5UvvE5pxopkkBYD",
-	"9PR6GzDEERcIRF4aUJnV1Mw7drgi49gHRq4Ije5edaOUf7IggAoS8AxqRDSmajWi10fqJiuvQJdI8PNK",
-	"Mv6Wq6+yuNEMrd1WS1hdRjdTacCV8uj6uq1Jw1pscce29LeONeqzAZtDQ6jGQpuUMEbCTAZVC7cMVnaW",
-	"z4+oGkwGU/McjGbtJzZ9qd1TQezzQC2Bbb5Mw+047c7tXi1zN+ZNVrlTasYkzjWbjQLziQpMS1UH90Hr",
-	"vfeKZWeoCGUYlsa/+TWWbZ6hm/SA4VTT2YgKqTbY93Vi34+mTFJDfhg7eC3jzza9b0+MLQK1sQk3NuFn",
-	"I62GfDHF4GuQVzPeGFfNbeOO2ZBeu0jv/JI2K9n0BGuQn27ejIQzEcobWtvQ2meltUZFXTbBmvTWqMgz",
-	"7wI2cm9Di+2gxdyJaVErlOeK2LsIEoZUL51E7wVPUCiK8jb/wYfE+hINVei1JXNdh6mQ6jlPLZ2PuIiJ",
-	"6hx3Qp4Oo1LhDZbGQxS6+4gKPCMK6zeX6lkaRahOgyAVxJboqNFTpOw8QQzfpJGiSUStk7FGx185j9fs",
-	"9LHsMf9pcYTSpiuX5ZWhWL3ln/MpbcVAQ93jjLvex7EuFdwhY3M7kkRkZoKCggkRJFAotmwhHaokCB7Z",
-	"omxkSCOq59WMbR5D8p/0B6owvnVtZmOnppuhBrdzIgQxn4mUqN4TNamot6JhKdV7LpQgVN0KBWH4Ub61",
-	"CzKuKMyiKT6iv2IIioylLfxMJPinAgm8IDEZo38CLI0icz1kACdzz7nuo6GSb31+xV7nuhdlE9jrlo9e",
-	"Rw9mL1Ds/csiCOYWuHq9Q8rHgiST2XKVpep5Q7zCSJ/eWxLj8sivmULBSAQBD9EUzDoBxl29Oz1QRTUn",
-	"rxNSqbHodbCalS0cSKnHeUyiaL1u1WsvoKLXXRcgozSK1sQmKk+z+69XXFyg1YbcZEPOIyTMtntGJD4v",
-	"tKQFEswGyTEpZREPLikbO2SbTlCgve7gqQhMWseQKFfEbKQpG7oBSVQqUGYXKP397f6ByZ+1AsfmVviq",
-	"tP0zOp6oVyRwAruq+XvHLJ5nBLW8rVckkmjpBMLUqoXoAeOsl7Oac35FzD2qsPW1TOXGgAhB0VSeMzfA",
-	"jBv2s1U6ydJaLmkUjRDDNc9Oj2iYVhTVUEkNozrTXT7+vHQRmLEDvYG53dmN3XACBYtPUxrOX1CRMDw6",
-	"ONgnvYPdYdjDg92D3uiIhD08fBzuHX0zOsAnh1U0eMVpgN9Ttu7ufsj7LW/R3FDpRj2JEQYKzCQQUYb1",
-	"MbQGHBakqwHKPLHPr2yRjS0y+HmOVMFtFoTIAheoQK6yTLqJbKpppJJlLPIHh5teSZ6WT3WlgpDJ0Wb0",
-	"hHcMnew3oRjEqQ3LWkBNgVX6vrbIuqt0uU8xISNexcItZHY9cH/tefCtQEZC9OBDpGhMFAIX8J5ISa/M",
-	"bAWpZw0qy9eVCcJMfgtBlIB0G6qcWnn7gNgC3cjZZU9JFB0DkmBS6BR5JV/CXL1suMSZ1m5mmTW9dRu+",
-	"3bTo/MQv8Fp17gOj1prt60CdxnDm7pZIA1j1abaMBtLXZ86shexr2jXrke3XZLustfONkbIxUm43Ugz7",
-	"2dgpGzulnXaKu51ZqUWMNE0uqXlEkXoi2MreLNa3qsjzdxcX78E2MDLCg71+f06v2uv38+VTpnBc4ft1",
-	"M3h2aSu32+ReW7XR8s3b3fa7hp5VrWC1ChYPAohWQ+EsE1/NGQuPnEHQfZFiRKXy4DWjihLFhQfuIjJC",
-	"4cE5MkUZRlsV9xY3quVfuT8jE+g3W491JNycBCtgeiN2NG9N3gFBmjAn10GxFrswPh+2/DCnLt7/9XZM",
-	"rl+kglSTuXuiommqxrVyjCHNs0PnrLyBNduzqLGiKbnCmtgxnVJZr+3CoZsjt73dhFVnuSirYsruB+wL",
-	"qymP680dbvl8KrGNimepkKrxWIoXVCrCgrrxEXLC1Thl7zGKcI04jEXJvTyKt7CcSqBE6tz2bBwsa4SM",
-	"NA0Ss5QqcDxLw7Cpi5ZTGOrRoetizrSlGJf8nyaPmLxFi1nhEBuTGHvIxpQhmPaQEDXZhncJ+SXF+3WL",
-	"3aeSQuV3NAyRvR695erdlGG4PLJtkYXhScUF2leCjCvguk+1a8bCs7bWbY7eJIurYmcmUcEHJyTn13eG",
-	"IxTmlSMBkyoBuuYhp+kid37TQvOjv1X4KexGLDJYDxPDG3wTxZEt+2i+6T852idHYe/gcPhN7/EoPOgF",
-	"R4T0jvaGe7uHh9/sHhJy6w1CpVSvOJkyFFYL+hzwK+mrQd2wHok1rQe2iEjXUgJbSY0rPAIbgrxXgmzI",
-	"mZXTe0u8F2Y9Te61VRu10qy5QIA88ymxxLOuB8aw53yRi5caMQoagKIoappnrdBoJjTEGvxzgWXCC5ud",
-	"xHAtg4F1LzSWOe1apnzpCJbWvmTor2Haz/PvB0TBB/fxtA2J15L4G2xdxtYmxUNZo2mXmGh81+3b8gPd",
-	"a92qyrYPKg8HknbD4wERpPW48VBo0V4oRJev6E33ng4AFUqK00geSRim0SWMqH0+Og8qOSF7h0cVzvLv",
-	"Tnt7h0fZ81TdWQ8008KVSHj74s/n795CN0S9+9CD6YQGE7xCAeheW7qYJhPkFNt7UqIUCj36v/3U7z0h",
-	"vdHPvx0dfPyHKh+EpL9WacfIxmpiF8Ul2vXM6TiUqaODzu2Qt9t286yC/M0XRKshTxlm2qEDvE0AyBmC",
-	"xsnlYwiIIhEfVyOb+9EchO6uVcmImlfB5tm+CWNNFbosdsbt4J+Uz82NoHE1RutGoRK4CK2GiCyNNVSs",
-	"A0sjpPtrR17Spc+2dOfit87c9zpaI7bRO+6vnfynmCT6H1vzuvSXIUtUVNErE81UfNI6rG6olSoNLRWZ",
-	"ka1TRTdNhUAW2PnMPEOzK/1xFOG13tyVJveO1xmTGGMe4tzfOxopkoQM7cCJwJii2Ak4G6Eeee7biI+5",
-	"/mxDW80OWWg7BpwpQQJVLDYgIjR7TASZFX8U0HDv3LMtjpEI/S0KjDmzO4qpNMm0Op7DTHqFZZdKyWfn",
-	"WN4y9hiMcbksHR48svhj3E5UZW41hysZ3/AMdRm8NX90NZ6ZwSzntAjm//H7306jyIcrIihhyrT3SRT5",
-	"5djFFZFuGdbfyAA1hBvz3FpXoj3GryCUQ/fY+3xuCLxWgryoBZZSoLjJP+so6XYHaPXMieAx/ywzpxJP",
-	"c8w0wYzXK0KiVxidXudKY1xg8Drmr+MbshLcdGNeI0xi6XwqALdiRzfElO51Krdwu/mr4d7ktcwccf99",
-	"hOF8AgNYa4FVlF57gHfibWoNjyqyvcMwGxr8VBpszBGT0Xhr7Cm9oEZ3266tPpg3oXTQ7TSkM2g8DCja",
-	"CofnJIp42lj6F6MuhiBwTG1ORwIxSZY16+iW3EnZfG655dxJduxqtfWV1uzWen+dJijObhjxPRHIFERk",
-	"iFG9QReOpLTc5em8AhA3HFaTOlL1eTWgLN3bia/3SHr5fNfof/9HWc4Z1sB5vuUidmcUU0ZjkkDCpZnF",
-	"A8ZjykgUzbTB/1Pfg92fjyG26aRm+uxMMRDXjcbGdThgUxqqiXkhPUE6nihQHMaoIKHXJqrpOY+TVGEI",
-	"REHESQiKxggjwePSxdwjCVMuonDAAs5FSJm5pDMRUmZSkjyS2VIoCukVv5FrlCCnJEn0HNaNYfLahxzl",
-	"8YBdw1M79vYM/us/4brIjwX/CNfnAYmIuOCnYejBLG96rZvO5prOSk23B+wURjgFgSSCwB6dhIgi/DWV",
-	"CvQnGtqbRwMoA58RiSKQkQZSNMvbWEDbAgjzFHFdMy51dpcw1OuO7liNiQrHXMxe0NFoTTlIwrDqvvac",
-	"C40AHz68fiEhESg1xzR1FZxnieEURbkQwYqcVhUyM5gQNq6a9LUeQk8w5GoCU+MOliioQ/8rEqUIIR2Z",
-	"qCzKgLCMOXkg7YKHM9AKe+1X6c/tWkxO2IqlCoz51Z3gw6PwbvBZOHR7PsVKCvBVIoL1NDYXeexcmbNj",
-	"G+lGGEMBcsKnzD2RHiFReR4BwoAEJjUFgSBKVTBZ2yHX3HumItZuF7/ZDQ4Pg97BN0fY2zsgQa9/9Pib",
-	"Hh48Hva/wdHjcB/vFmt3s6mWnVZzysCDO0g+z8uh2mBuyEosH2RbjAK3pIZ33LbtPpBtvHDgrbQKSxB5",
-	"KHC0FhYlKb8eGEzAmVwp/xVPejZy0GYv0XJI3qa5dK1+Z25uEyJQ81vTYms9PWothuk2Ugmd4m723Fze",
-	"NiSMTE0hwi4xhCllIZ9mib8CZZRtrVEorblLNBeYIy6CtW/wsrvi5WB+wi7B/QpIBLOCbkqZzG/P7d31",
-	"Yjy//XYuoL8eVSzC9ZmZvU7uo9J1+YU2nqrfJ/yZ68UrDqWZcghWPgNBFl7QyoxI5+/g8VF/Fz5cPD/J",
-	"TklLWAgiLu1bjMJeIQp72ias1LjGvLcc+mH2f8suLJCg63Knb1XuQCoi1Lp74AmyT97DWuRWLLMA+hwY",
-	"VpxxgcC3ajWL2NWgerPEINrC15cp7O8eAIbFNGX+iYKJApkSEWLoIpQIWKmmebrmqXc09Na4Ho2yUPk6",
-	"74BjEkVrjL3yTlFv7Sw/ovV9OI49RC70fG64xbvAYtFr84KHUoOr6KKVCmAVgDbQWYbOBb1H7rHwdp8E",
-	"l2PBUxY+5xGvyLT3uJfnPIOzb5+dwgSv53OZ9t3/qhSDoP6gJxAKnhjdLiJSgZryIpGoNI6ss2+fzU89",
-	"cv+rflx7RWVlhNJLlsZgGxbJNV+W4P3CdT0+fn327q2/fdPwtzjB6vq/IiLGuAYv1Dz/QlDCxhG+4FN2",
-	"x64fkjU6rsuvFa1K3dgHKiFlVhM8gYhPUZhAW/OH/rrmWyo9/L1Af4E0lS35kQ9fQqWFY8/w21sio3k5",
-	"URzuioOrPJQaTOFL8lFuOM09cZq1/LcbvvJJfOXud9hfEBc5x+bCVCIShtb+0GuTJ0Dm/CLW9n4kwa8y",
-	"vH3nurP+nlvdT+/MBrOjW6Kjm00d+zpgCaveaasKQ3vPnmEXdI0/p79lyvNPEBRPcgxbVws1yt2nOhIX",
-	"9z+fIcLurR4mNBkD0wwyNBVw/OWi04oLkM+HUc17gErY20777RzVg0GhvSB4eBfIPGJ8AYa+g9LDg6i9",
-	"8DHP9+7VCbLsQhVUzew1DR+ZgrESuucmG70HLzBKr9GD9wJjmsYevLwOolTSK1vqRZAtLcpKxWYfaYjk",
-	"q9bSywkvd1O13vOWq1vqZawolVEYL3YfrU0TOKHjiYnmu7NheEiejHCv2jr7a0oDfM7n6mfkyOh+/oFE",
-	"KVb/ruXwCjmevdlWNpKyby1KPkVZvucrjVUR5LR39Hg//Oaod/A4/Kb3+IDs9w6w/6R39OTx4TdPDkb9",
-	"g4PDuwU5ZWjjdjC30TJQlsC/Xm6VEnF+RQFTBcl95px9y6TRFH6vxtYvBfkaU6/mMLx9QrH5fbdw0w+m",
-	"SC4efss1pIdRHecwo60Q0RpDcyHXbgLoDolSEUJCpPRcJTwuwCTDyFttmVAqkz8Ep0SEoL+9XDuhYlHk",
-	"67bj0ZNmBX/aouaNBOKZ2f55MMEwjfIEr8vxRBOavF7vZXEtsTR/k28nWbmwAuB15JCGeJO+s3tBuIdP",
-	"n/j5UHa9An1/D7jZoKKQYX/L2H/DO27bdp9PSKIaCxUpUFFW5UItB+cGdiF3ic61O7Hz1AnKpfJlQiM+",
-	"nrNv7p6ZPFvAivSFi8VTisnzmbw5QN14XAVzbOC43Bmsv/UMiypUu8Q6wKo55a351F3vH95n1urCC3BB",
-	"A8x8Kq6tlVtAWf6FS0Q2O4Hebo5wArXYyjCtxh2vwMg8D74wPyyuxDeli3wPfBsi5msB67/UEtYvx6Gn",
-	"zIyDYa108tmc1QHXeQ1MLwttz4W6oahM/A8x4mwsQfEaky69qy7temFBXoEwN53z4inehN/3m6B8oYaS",
-	"fJ+KYEKk3v2PVE1+eF9N/1b/WZ/vXCUZltZAp+vkLmGnbmmmez6hV7m1G8H8cKZwScy32ep7KCM40wHa",
-	"DIuzHP8boEIS167eZEtcOGcfhtXEqirZ8Y8TYplgml+kHIP/Ms8neX5JmeE1mmMXXz/P04kbTp4IMtN/",
-	"vDdJI58TEepPF1RFqP947uSK+Tu7btDcHqf2HZiEmMyAJAkSURmnVU/5V5b3ZrfssStcNQ+cygN1C2yu",
-	"8CJlPZPwIROxt/gnbhV49+x1eB+lgkQlc3Ud50Np5HPKxmlEKi6asl/uOMfasXaGNN8LvKI4/fR3EGtY",
-	"mXNgWLQ95+LMlpZ4q73pkKfREqFLmNq0Y6N5XL9L2sJFbG42MvQrx9amfAUlemiLauCW1PCO27bdh9KT",
-	"5w+8lbphCSIPBY62wuIFickYzwgbN1WieMjDmZ2lpqI8QRKu1SHC8Vrthd7tSxa+wcxBVLfTuSJCrdFt",
-	"0eJdHGNpLXO798qwK2+z8iDrpNmqMCxc5iYbkssZZumhTIVBxtXEpu5fKiOAYy5qIIde1vOitblr4PEP",
-	"do5l1H9DGB2hVPD6ReYKs0mrJA2ri0iOkaEgCsNTVWU6OY9sSEcjmBKb3sKkket+uHi+9akZBNI4JmJW",
-	"BwbnrqlmA3yd7ducZiu2v4BfZdCW55mHklc+vmITq5CqITFp8LUtTHAeSdevxIFMiRkkKLLKB55LeDmc",
-	"mVvIhKjJQtUMvEIxA3cSM62du4xtHmCcqJmmRQmUBVEaWg/rgn5ua0PcmuWylITvY1E0427ddorbhPV6",
-	"2+oVa3YrVahYt+diYY+1+5cqZtyhry3QsW7HosTImj1d5ZE1e5myJWv2KUqb3LXjXB2UdQfB2+28xT5z",
-	"tVrW7GvKyKzbJ6uksma/UtmVNXuWq8DcqaurdrNu34oKNnccwpa7WbNzVtznbt3mKgGtO4QttHOnXnfk",
-	"oK4O0Zq9sjJLd+s2V4PpE4a4247nC0Ot1XlB/G+KTX1hxaYW9LLsiuUu+YOXo7pLeX4rgsGLzLq36JTr",
-	"ZcAtGwDr7URxRaLT1dsxvz+/aU+mxVntjZUmXOi7MFnVPl8KwcWa6rPW87WZq+0dqxMzznp719cgUGpC",
-	"rHgxhNk8FfbsFJmCqeBsbGIAp+byjEPIgQx5qoCqVSncapshZQPkoH9Q3wCx666CnPGdyNcK41rm1vKN",
-	"gCm+xuTUPK81Sc19m13RP7YpoE1UCVETmf9grxJPis8Rlco8MI49lzGaaoOGcUYDYipZVVQUzGy96vXa",
-	"64IVxeLMMm9cnJdlYjftJ/ZDXFHwzVuZFPMiH/oSE3XscnJ79oqEswA9EzhjAkumZY9HfsQ/Lbjlja/+",
-	"53WSYj6gjevAcIOxa1Gttu9z6RE7lWoFpkFXU5z/i7/lbqBqn7LLT67HfuTqRVbhZekg74Ch+XnVR9WM",
-	"su4VUxexo0nMdWrNduX90peOyBFe35w999OCO+45NWCDWeM/Od765lvCDNBfXUr4B7qufvhjashnW0aE",
-	"lrhusyU1vOO2bfeBLnMXDryNF5hliDwUONoKi29JjCZMu/nQI+OAOAFirHeYTmhkyxRZ34WCDxfPbYWm",
-	"iKKEIaopIoM8A7WxzVwO6mbKr5yYeMUh2tuU2pWFi1zkn3IvOOFCvWhwmXMJxx8qffi8ZFra46r84jcL",
-	"rRxlHyRg7j6xFr6kOjbN4fV6ZfK+SrxtSPeYI422SZim99y6DT+QxrV46K1WMx5C55rDiLZC4w0PsbGn",
-	"70ZyxTzEbbgoVc4cRWRswkbSYUTlBENIWYjC1inMfFLRlMxMMi5JpUKmjgfMp/KNHeI7GobIfD2IjTQa",
-	"m/dwwEdQNDqNIj7F0PdgRKMoCxSbTmgwwSsUuueA2eqbMCGyqgAl0UPI56lUPNbQOkPNfGX1Gxjb+A1R",
-	"wUQzYp6qVQ3XqYq/yttS+v7294Q3Pq34vJ6gMBVErQgpU8EkU2piqrIHnFRNeKqAwISIEAJbPPnWOH8M",
-	"OOPxrPrdaJ6RDYu8zx7g9ngb/Jcvi57y+PidmtjnRXotIy5sWlNFWKhX42aptSJNHa+QqFTguysUgrro",
-	"lFXvs43LlCRJNJt7ld3Eg3G7qupjrk6N/W2xmQs+Hkem8/GxocHzCU8SysY/aq31BZLQX3mRVfkWfDFW",
-	"sLS6rFcVe7vtAbqG/1ka4TPOo5YdgEijtaGfbcUC/vySJu8F6j1+GrTzpXwKqBd5cjVfXGDvqxpdIIl/",
-	"4DTAGweLqFQ/uNckF8SaaDU4HBfD/N5+QZwNaUTVDLgYSuAsK8tc9906T1ko36P4jkSjmoHbCkl8xqMq",
-	"pCyhgSzhwalAAx7d6/j4lUB8xcVpFJX5Vc6rTMDFzTXybjvXT8o0V+ynJAXmGXW1UK1EggokW8ao0vku",
-	"Hom3UtiXD2IF117FTJbePC0iZR1jTatoTSYoulctDe5fSYOSjtaE6+Lz63i1PRHvhJZGn+HZ4kZJa0JJ",
-	"q66RulG+mgHsRqnaKFUbpWqjVJWVqgadwZna1jJnX8M7btt2i6wyDd7RmRDWK0INWdtoO8pAJhjQEQ0s",
-	"T4Cu0VSI+fRIQowRInABxLFAG72/tXZuWfeCoK5UK6XZcT2Pj9/otayqYdYCH+EljaJzcwgPk74ih+ki",
-	"q1lYSF1GU8C82bvie8XDh08523JMXsti+qpQtmGZMU8erRUgDwaF9oLgAa+SKxGjzbeo81B6eBC1HT4P",
-	"jDtfAMY8JJ60FhbuZXwjnu2Eok1MPEYiYMjT8URlL3aG6QySCZEIXSJiLrbWL+91l3v6WlfiRZcVp1P6",
-	"5pGEiDKUXqGb5S969B5jZCnICZ+6dz3Gx298+gGcvn/9SFrgTIgEqk6AQBBRZAoEklDrW1SZOM8RoRFw",
-	"Zhtn3l37InGFp6N6b4s4GKIiNFqxzWz9j6RBxWyjRhMlJV00IkOMTIijSfgJXf/F6ZvTb1/C6bPzd2fP",
-	"Xr7wPfCPjv4Pf6vpi1tWWX2qGhRXC7Wd6hc6Z1bnswP8XOOhViusODnhyYvszWUUvRt1jn+6eS3nWY+P",
-	"P3tVjuERFxYhlckHRRjjCoboKP0G/34BqeXKbo/39oYBGe71Dvpkr7e/d4C9YHf/mx72n+w+OSThN0dP",
-	"9u5a2W3OO7figUwJUKsY5tdUsO1uF2GdL5hNrrXJvxN+uRZMcsZ59yLvD89B14s2vzOrNGrvz2swvs/M",
-	"x5oyqh2XbJGW2+BO27TNhzLzigNuq1nzIOadO/1WwkDQ8D2XNBPuTZTK4VEas7p5UPn0TqlP+dRkBzIz",
-	"Ve3ze6cyvcv0shBHJI30FMh6H847VXkXXY7M3ccg0yQx+RGcDiU9U7SGRJFvFFybWsb+BkSZ/AnmtFga",
-	"m4Q+onf60szRe/HSfG/nRNl76f598xdT3Kj36kyL87D3+oUR673XFx2v81fS+/P7jte55L1/PjPpknrv",
-	"v9f/qt4z/VmkvbMPJslT7+I7/a/oXejvr2jvh7cdr/PrpPfc/Xvxo73x1WAqFOpsYUvKnynx8MzkzGjM",
-	"BWDSO4HNQrUNp2CTQT2S7qssOI0ztKky9IexQKJQKvDN+yrKxrYYxYBFKHV7Ymv8/JKSCBS3mTWycUkQ",
-	"8JQpO3Hlm4J7eCK6XnUDvZK3FrmrA2woAxJFpUg/TdPVMRgr9IpySuN8tlNTcoOwAGuqTDImUVSU+Vi/",
-	"f/m4KoJNykdTCjS0RoDFB5IkEbURHDVYyqe85ptb6/wprYLiTRC67WKnRGxNBpPeJ73B2uT2Rb1s3dDl",
-	"hi4X6bIhI2GB+FuiIJZW1fy+W7jpBzKVlg+/jdbCAlweECithYgRSfdgULTXWqhpJ5ht1E1DugyaRYAY",
-	"z6d5EUB/NYCjSmbhRUoL0Yq8nUxlCfYX5bSWBXoQN4BrCSQQXEojv82YsqSul5KcRvkh1wCEypOPr1qE",
-	"bQFd8z4nIQHKrap5F3DRLSKfwMv3uxov3XE8CK3OnX+bqTVX79bOTbmgo7J5s39Ord06zijd/aq3lbn5",
-	"jVKt8dmM0zXkDVNTaNfkqbQ9svLOVZfehkFU39VotKz6xTKRyl8MW1nxy5u/VP5iWU/VL5YZVf5i2FPV",
-	"L5ZhVf1iWVjVL5apVf5i2FzVL5bxVaaiNKyw8hfDHKt+seyy6hfLQFf8cvHj7Vpv6yTAzaTknrytS1CZ",
-	"PdQUZXFhpriBfm6vPJjR0+3P4jL6ur1lRm91Wlr6u7VlTo+3tszp8/aWGb3e2jKn31tb5vR8ez3zjL5v",
-	"b5nR++1FwjP6v7Vlzg9ub5nxh1tb5vzi1pY5/6jT0vKT9WqVt5+/vCFJY/6vmCQFpwhIFPFUyfXfdNh+",
-	"FZqeqc0kcEw5k6X3ZzFJZB5vkHV3of6apZlibVu1wxCe2xHqvFYLOBchZURVKaavaGAh3JOolFaPx8jH",
-	"giQTGkCpZ62nuK0IYio/Nqu5ijs+moxJov9a/QzavNtPiJpUPndg+oQUvcIXteIUs3fbuaboHt0nAkN9",
-	"QuY7k9n6rtmGXNWOZyS4HJtXgq+zwod1PIhJROSktrtxZqa+21SKBIoGJKoHNzBZ+cCVostfp5iEB4Vp",
-	"SBXK5iG8wuvpda7fpJGiSUSrPM0/chGF8Md//x955oc4b30CjIvY7fQansLUNJ7Bf/0nlAaFf4Tr84BE",
-	"RFzw0zCs6aQtd1le1rvRSKICU67EFaDL1hWQLJq2xiyze9n7LN/7td77bG7vs/X3PnuAvdfxdldyiWoa",
-	"mGf1Nz3CrX6T60h4NXmuZBHzUUWOL85j9fw5L+DWArhL8nWFdtDkBVm1gvAZHtu1Q8VwHumvSMtY7w7w",
-	"S1cn7pC65gtXBO6w441g3gjmjWC+H8Hc0E2xk/otuUx4Q5Lm9tmiTT7QDXhxuG28OXJweAAgtBYCtq5m",
-	"czq3HR+6IaHRzIMp4mU0M0kvIKsU+khu5ffCRXFP97KM690qdC95FvRs3dIw/xcu+deCgnX+Dh4f9Xfz",
-	"Eg1SkTipVLLuLTS0nJmKx5gBQN7Vs4DXCRX3s8f5ctH1MNeu/l3Ws47BkAg+FijlBX/uDm9FkVEynl/I",
-	"2um6TBXcmw7ENLjvE1GVKRKrE6WcCpQOhhezBI+PX2gy8E+sFwoVjAWf1rOOVmuyybeCVGZ4c8F9eJ2g",
-	"oMgChLFuiWGNwIRK1cgC3PUtZq48c2+RPJdw2aHAHGLeFrPngPlFPcNc4lKfxn3uYAUtM5G/I+ZwB3hl",
-	"JH4vRPmlE1pT6nBBye3ShZrdb8s2+1BmwNxht1gRfhBzoMCEFkOiYOvNCFoTOZvNAXwEJDcWMmPAPpGf",
-	"swNkpSGQj/PB8eNlv7qR2fmeKvXjxawgq0A4P9tNT9mbhuEpK4GwgJ9R+6SX66EELqnLDA4ExvQKmcs1",
-	"uH4ZRVFsaJXWTZlUIjUXA4u6dyGA7vmmdZVQzZZ7m7jLT+prqldcOqv7c53fJ6QbErVzh9kSrpqvqek9",
-	"t27DD6RiLB56G0XrHEweDCBthUbxaK+5NHRmCgiICLc7X2CxfiptpvfXo7dcvZuyldUBiBjjqVDrvCqt",
-	"31xNMF6hWp3hCIUExYHAhW4GXX/nanfHdJE7v2nx8NHfKiKwbApAfSD5U4hPc39NaVh753VM7wqQlyGw",
-	"eMmXg7JYSek4bhOGpXerDQa+lKngc73TfqCojg3B/B0RTEOq1DxRtk5YNr7r9m35gVTIpYNvt9b0EErk",
-	"PFa0Fx4Xmbe/SQFqvPLbzaUVsteCGCdqll0lLsWsZzIAuszlKRFIIpOeRMttieIKQyASBp1BZ+u+9UwD",
-	"geyZ7cpbV61DyAmfMle3kGQAXLHJERcwjAi7tBCW0CUwwqndmftqQq7QyETvrnv8hMwkxbZXiLs6Qsug",
-	"6AOoeRZLv6h8PHdCv7VmaMvhNyq8cwxrH2tuft8t3PSDqi3lw2+5nH44xSXHjFZCxIb2PudshAJdTq9m",
-	"JIOdCYJ8qu3PnxyR1vcIUHmeJlXB6hciRaM+EFA86Sm9ybHgaWISytiLQ6YIZRK4msxBQJ6AwbLCxnYa",
-	"Fo+pyq4Zl0XQJVZUyTo32VuAhsgUHVF0afFDjlpZUxBMCBtjlpgmISqY6PlTiUCVuS9DEgIfQQnMZlt/",
-	"5XrphIUgFRdkXH1x+QnCTW/HHUUB5ltF2iLiNqrVLOPul6XbbND8K0LzpvSYKopqq5h6KBi0FgAPpdet",
-	"QIovQpd5EB2vCmNaDJ3v+Zg3LicVkhgiPubb8Foz+JiMUbNgCTERl0Y2RFzIYxhGJLiES8QEUmZZd+jB",
-	"MEoReKoiytAbMIEhJILGRMw8GAtEBhIDzkIiZttwoeey40HAYzRB792zp9vb3rf6P8/0f06fbm9v+Tb6",
-	"SEvqgZmMoXFe/dT3YPfnEy2wrlAoUBwe94ZUwdm3z4xAiLUUyZae0GuMZBbIpHiEJtMrDAkLB6xLmKI9",
-	"ElEiMQQMxyghoghDVFO9cDeIETOpMI/ptPy069+6c8Lwz3xDHHBWPV7+vFg3KQntT7k9qnUflK1odYGS",
-	"W2jkIdTJ+yQTaIBKoBEigU+kka/99vjrJKZmFbaMYtsna5vfdws3/bDKaenwW654PaBCmmFGOyHCh81Z",
-	"cHyI53YJbdrueb6QNRKZ/jghCggINBkm7KWj9IxknOqfbOZqLhAkmUkj9fKnBRUPALEaDjFhdIRSvXZp",
-	"sYsBba7U+emB8ekJkKFEpvKEQMT16tp71SGaFBnSgNHcC2/NwbXTP3z5eP/ls8OX+3tHh988e1LlarHa",
-	"i3yGE8oqgpjO7c8gqVYs8oU/ymAAVyjMS4QhBiRGCFOE6YRGui2V85sKgTDjtDqBvnVSBakQyMqOqSJJ",
-	"iO6i13g7MBfnkXeAgiJjrNj+KTCcolg534RIiDgxmUo0utAoAjmlWkdTHIiyEAsmGKaRey9B5va7QkPI",
-	"Nl+F6GeoCGUY/mAhf4dc7dmZ2afJ4goFCDOorI/SP07Q+B8NOFzBmQIXzNtoc+bVTsehVlQn8xnZBUZI",
-	"JPb6+9u7/apDGqbR5V2thWdpdPmK2huiZXRyC38kQc8BI2pCE0y0nvtJ7vxW4MDHHd3M3zLartOSnYbM",
-	"RwM2l97YOjtNpbFtOLX0bP27GbQMQRnNWfOgkYnvMN7WmIRoowCNwbqECAFnCpn6zuVqWiDc7057e4dH",
-	"wK/MIZX3KBlJ5IQru89jUydIWzfgD9J+fz9IiJqYvxDsF3JCzFAjlz4xQvvzYMD8AUtQmO88kLYAwHBm",
-	"UlxZNuWbSfysc8Y93py+ff3q5fnF9l8lZ1u2EqwkMQ6YBf5Y8xblvtRkNgHzXGzmEPYEQjoyviC3DReA",
-	"ovdSHNSAje17qaJxDs4C8ez2jp+M9oJ+cDQMD4PdsI/90R7uBo9HB8NvyH64h7ujPnkyfBx8Ex7h4eiA",
-	"7A/3TLsno8fkm+FRcKhJhyhtPHSOO//mBv2p33tCeqOffzs6+PgPVUhdLHaeGiq4Vml0Pexp79XPv+0e",
-	"VQ+blzM6VZW0y+YIdkpkqQASZaYAVBZjJB5l4q/74eL5VhbVsyx9DPnQyFRQwnJYa8ouGZ8u5G0iCnuK",
-	"xljrddiY95a/5LFW1RI1c6zuo9e5KnjiMpWb5GuuhalLXCZw35UdXpAdmhdt9/vbR/tP9o72b+XbpdMs",
-	"FpOzu/ljmSdgL+O0NVj+Jyq4C08mcYpSE5GQCrrDGdA44UKBKdtSP9XgolRqqVJ8jkQ2lwSHASZU8hCh",
-	"a1KW9UigIEFBebhlMuEwrTZBV/B0PIlmIOl1b4p4CYKwS9T6Awv5dKsFV/bIwgsa35KFZiVB1yBgzaOI",
-	"5sjVwfMfPrx+kckM2y4D7YnJpsINJKVnuQzPAV8vw4qpP9b4/lYkrXlDZjB0cZF14kCrcxffPX+NzVVj",
-	"CcGmqjkNlG/qoS798tJC1S+97s0AXRIYQxxxt2azPiNPRjSKrPpXsNOqmRt2qy3k1yhOvsDxOUy8zd9m",
-	"V9+g3/q+eMgXFTqxYTf3yG7WgvyGRzTIIxryvhU8qFVaVaO7bddWH8j1PnfQ7VWnH8LhXmBBK+Ew4ckL",
-	"t50GSvDflmaePcMLQTSfXQbDC8GTxETzhamtvjhBGKYzSCZEYrV7LiAKx9zWgayYzv542+Mgx2MhIkOM",
-	"6qqsAZcVg74XNECgDCjrGSs+EBhSVbdS8VjQ8D2XNMsuTqLo3ahz/NPNZ/JtudfHnxcVtTM+Na69gEdp",
-	"rFeWA1ZPt/iq1ybh0QoX4yprrBveoEAU6EXXyKjOcPr6Ds336r6PnvDknQhRvBeUC6oqgkfNz+bSogSU",
-	"GFn6SEKGPNbwMepBAKfvXz+SEBFl4hHkFIVuKMQMqLJexL3+3i4EJFGpQAkh11DcuksecINfJQRfQOcF",
-	"XFmgrewgSkAuA/BWtcAxia8n8dBn5jxrKbobzrLhLF8tZ7mk7PlE8Jg0Fk1n4sK0ASjVLEK4IoISpmw2",
-	"P3lJWVuS7tirpCGRCIGBiA31M/60S8rcw2RzDS2BJAmyEEi+HaOruKITBBhOI8pq+0xHaRSdIQvtu45a",
-	"pVM0yDH8gYbI6/aZEhXUrc3yCTbxfAxaaWv5EhbXXx9Jm4z6vBVPv/LAxg0S1kfCphwWc4jeFgs1X1Tj",
-	"u27flh/KXbN48K10VcxB5eFA0mZ4fI9X2OCFTpqMBQkRzGvOXBJ5kLKIB/bORk20xMka2ri4YNaqTIYr",
-	"0rkYj36WwiXSgJQwnXA5n8fGlXGvVf1Xj/FaYVwRq5BdMKhMxzONt+EHEqUogbIgSkME/+XLX1Jqjc/8",
-	"fPWQx8c/vPqL74F/fHzKaGwS59uPryijcoLCfjrnKQtfjkYYKGm/uRCESWsT5H3+mUbRc54ylXW74Mkr",
-	"Qcb2w2smEwzUKQt1O/9Eq5M20bWEmMyM8klEzQuk9WX0J4jd4gSWUrqtLWwN6Bu9Lr07dX3lquCGkL5G",
-	"QmpQfctptW2iuek9t27DD6iwlg+91frZQ6mrOUa0EhqJXkxTzhOpRy8qZ1ttbnvtS4HChV8ZVaInee4a",
-	"HR8/50wL2pREJr4k0xSbryF9H2GSozSK1liBbm7knw0mWacgtTmK+nisYbwSke8/abFFnPvIWlxHrJZ8",
-	"7KuzD+dHUw32+bK6DrwrKa5Jj2U10X2GYvVfBtmu7Q1tN32ukLwbEr0DiTalJmYcoE06QJN7bdVGm/TN",
-	"vWPO8HV+Az3fF1k9RM5BqkbgwlqkXRr95huaW6zYOab3gCf6lft5vrzDb5J5tc6JkS+q8V23b8sP5ce4",
-	"TZ1qH1QeDiTthscDIkjrceOh0KK1UDCC6MLaJKvVg1XfL7+IWpxgYWsmNlWrWTIhAcIf//1/QNfdbF7i",
-	"zHye1xLKFSgql90Uiy8BpiVnZSzPxnwixmY8yVMcyxgVDSQIdOk/gSrzgD+3Lf0vU21XXOArJCoVGK4T",
-	"W3tvMVUVK7hNkzMn36RD7A6H/7Vr+F8ynjTEE3M0bBNDbHKvrdroA+lt5UNuo8aSw+JBANFWKMxzdA0F",
-	"NnPPYKrhYf3Ntz1OKYFmvukyGJY59G9Lbo/lMlM/L8se+zZdTRBStykgJs+RfRNgsiIFnClBAlWuTzbX",
-	"wyT5ourY5Kv68/m7tzZaxWUPcLE14bYBnYgqss4NJY9ShfDh7Hvjx2IuazEXcEVD5OCSt8UYUgITLtWJ",
-	"iYQZYn4RUzyonyiVyOOdHdN4+4pEXBCmeiSh2wGPd+z7IblztI9Hwd7wqHdAHmPv8dGToLcfHgQ93H+8",
-	"f3i4t3d0+PhgxwkFGnC2nRi1Jnc3pYLWuVO4W9Y6jc0u4WA5i9M2+IJy9TyiyJQb2d8pffcspVHoAxEI",
-	"NhOyNBna/CwvgVjsuvCD6z/iAgLzhcyzROQPjLYHzCC+BJKFPIY0NK+x3GjQ5VEIAgMuwqy+HQcf2Zgy",
-	"zOaGfI4BM2m0tsyyF2Muq5KX3zGbHo3CF0RVKLPP8ixeUE4Mdgz+v/7rv/5r782b3osXvstFkiewyBNW",
-	"zGPfXn9vt7e729vbu+j3j83//7eVy/lhVfqut2mMggYuv5glab02kkFlbs7dyhyPc+CuVOrmc7EtJOoo",
-	"SqE4DDCImHWB7u4RpEmCIiASYYLXJMSAxiSCkI6pkren5rxLercymlZuqRrRb0CVnpzQJKFs3Nt90luV",
-	"9czrLJBYBQ/T5KZBVbXU7ZuHXIkGqwZ1HSqHvara8ifldcuzuZUSvJWxdxHVVp7CinOsAsUyxMsUXCWU",
-	"Xc+GNNJSmrc2aCBuOS+vkKk7iBZfD+zbK6NyUsAdK9B9QD3w8VzORManmUgiLPTyi/YBcylVbT5BaXJP",
-	"wkjweCFHqsmHQxV0s0yEuuFORBRK5W95prX+6pEcMJnGMRGzE8BI6uXS0cjXBq2v5a1fJRN0k1shsSit",
-	"54dwd/i3eN1uwpIXdDQycb3VaVcDokjEx9IVtsoqLjASW9tcTZAKm0vUql8GTL5ng2UmfKrZ7wyMlghT",
-	"1EJe62oeCIz5lcvJ64Y9KWYzvRnPi1gJhAhHCniqKv17+uxWsqQ3mQAoEkjNH3ElU3LnWQd+567pIlGU",
-	"V1UM6JVPbYlSSqmjesw4IuYoR0/XYE7S++fEBQM26F7FGX406m1jvir3+j6P3tKsSnogJzyxlZpNfY3L",
-	"6tTKd4zHesnSOHuBI9NgYpxhpUD9IkjrOyRXM78SA0MckTRS55eUfah2ErXER3pJo+jcHMIa65DlfDy1",
-	"cjLkGXyWrcL8sYQzlRy7Ikyr+EOEIU/HE1Ur3YLBhNpGv8VdfURVln+66tjsMs81Jtbf/4+lTjeAwFqd",
-	"EWZ5J2rses1wsUXEXPRELuDDfJBYeeslLMgAv5pBNOnPXoNHtCjq88vhMmu50h+YnRjfZRs5ygqn6oap",
-	"3C9Tacj8KphWSwwwu6BGd9uurT7QBcjcQbfR919A42FA0W44GF2tYT3CpDHKlQmb5EhCl7IQr6Gf1WIx",
-	"j3rty1jCAtwySoZ7nt+1EbK7pkahs4ezBElrJ593C7injBCuJMIFRbHi9QMRVM3MY+9SwmHH3wtL68t4",
-	"Prbuq5GbXid++ouRdUpxe50piaKEJDXzDNVKw1x6KLKIB4sCu5h9XlZn2Hjje5F5LegLJ9eHNxnuTPAr",
-	"xNiXQ/Prp1+Q9/YWe0Pfd6PvRnXSkiXVLiWk8V23b8sPqpHfYEK3DyoPB5KWwyP3XjSQoj2UazpHTrMe",
-	"Kzwj5kKR0LgX8inrSTqeKFNpMWUyTRJTaq+Wh4hQ8SwVUq27vLluN3hvYi5V5siqt6BIvaICLyorj9it",
-	"ZwVPI1OLWyGMqKj3ZplE6nzC1Thd11d1utDxhh0zznrStq2345DEZIxnhI2xvkLwouhURVYa/5MLGqMr",
-	"0Vrz7d/IxvAuB9VVwFID/Q0P8Yb8UVIRFhIRAkkVj4miQf2j0g3PKgOQznjKQgkJClddv2Y6blPE7lka",
-	"RahOgyAVJKhwbJ8nAkl4AhGfotAEFXOBQEx7hTVnismY/EoZntNfsSbkBUachOufmEjZeYIYvkkjRZOI",
-	"Wo1sUQOMiAlFUNyaEjG/whiZAqm71tyUw+n3qAFo7+2XZtqtpIAag2uN7j0yVIKoypv06guHH+e7vbBa",
-	"oq0M9AZDmsb+7eV0c0xbOLhK4FaQVtXhVWNbJRCXN1/QYYnK5jmjV4iUZa62yNUXWMzPVf5yiUGq7ajz",
-	"wJgF+gA+SBSnY6w657fc1JvGQKA6diWqtVHhgwYsSgVxKhVQGxY3s8atCU9y+fYMjgwjwi4HzNcT9cxM",
-	"vqf7kCiagX+aJNo0yIKJoPuPH86+3/K34UfH/zmzAZA2dbum1YN+30a7UL3ICRKbDdgFMxTTFChBEvrP",
-	"OOt81CCgbGSyvmnrgwRm166nK7zb8TqpiEpBs2OqJunQBMq6Jtm/yyb/GZKwx1k0Kz1VMfd7Jq5IIYlB",
-	"z0oDEoGccK5QwB+//8/8Ekib/DbkJbsh1JbtgBl4Zo6Dwi/gwTANQ4rSg5gkzi8QkCjiqelsCuZID7Ro",
-	"QUUte6AopDdgiS1fb5bn2egmO7ThhXpRRNrIZcpKtYw9SKJ0sW4qYeGAFQFMf/z+Nx8kB621uHjogAQT",
-	"lDBCFUzAAGhaCviBIaopIpuL7JXbAzZgf/rTc8704vQ3f/qT+QpeGlw0i5NpEKCUMOThzIRD/TZwyuCg",
-	"c6xVSQ8GRinUH//4/W8f/ROHyigEF1m/AYOFrrbusdZIbaVjPY7pYn7s2J9jlJKMs1rInY9+doLgfrHl",
-	"3c1elQaIASxnZjpNSh74Nirb/MUTZCSh2zMSR3Nf/FXaPIk7EySRmvxq/tYybParnVKPogQNpL9toaNn",
-	"sM+nTPCU8zElZIzyEXSHGPHplueytJptSRMF9d3Fm+9tq20N6FPb25GzEoRGhjdHRE5c57yBplZqHU0g",
-	"eKoyF0QWXe57dtchD/QH8Hfs6csdf8u6pzSFYwj+fn8X3pjorfcoYqJ1omjm21X43/PApo20kXYwvwDj",
-	"FNOr8+CXVJ/yJSZqfiH/lDvLQuy9eOlvbYPmdG60kAdpnNNCIvgQ5XEB+B3fsqCD7QIPK3iiLTBRYoBQ",
-	"yf8MQFawwJN8T6tY4J/Az7big8QIAyVNYxeEtvsYcjMhL0XedfUNSYzK1HVGlsbupZ1eToRKM6XABMrn",
-	"MjjEXoguiD4IMFHFk4eISv1JE8qWZ8oDkijygbMs2k6PavBB2sKABmZ2OUD07gI8MblZC6PGPpZwO10i",
-	"KT2jIVhz2HmfwBRjhFPr7zSvOHQj6zHNgy/dMeUQKbIjGT5tIzY9C48plWh7Iut9ON82x/Xcuq163+eg",
-	"N8+HLSzskMab6/gRZccL8+oTyifVzfSwE25eD7CZPjwtSPUmysvwzRJ8e37Z4Cobxvxovx7OtK2kOdtM",
-	"4dY8mjw1R9N1B+NOZeu4fCaFx9i+g+n6pVuLY9B6fEauhsUsOJTnCt/bI4GuP+cY9be8DHeKFxT2HY2G",
-	"/Ul2sgKlJlcEaw3N7df/4/e/neq9ZMUdur55cORrYWXc33v9fj6ChcK/pCioJma72wwIGptAkUuU4P/i",
-	"a5ZIgwlcIiZ2jTa0lDh2EhOlBZle4zx3M4L6n3556oT0dsnveSwwNJvWfNpAVS7MYwSi5HHOz0yEu9mH",
-	"nh66rtvTNKWhVxrad7XYh7OeqV/q6ExvJ5/qJGeUlDEMszZDria2UkrODSRYbWaIroIQiWMiTkrMxwqJ",
-	"Idc6B0T00oxrsNaImu7LCzKWHuz3D7wSpeQcO7+3sMCkmkcwzow6pO0He1AfbK1416i0Oj33/8/emzQ3",
-	"cmR54l/FjRcC3QEQZDLZKdBkf2OmKCn7n1szqVGZVcgmHBEOwJsBdyjcwaVkadansZlrX+YLzHSd+1R3",
-	"zb0/RH2Ssbd4LNgYzJ5UiYuVWYmJ8N2f//y952/RE2PhkuhgsPHgkeOUyYS69oUsQQsPa6CA98igua+p",
-	"9n9Fk2nq7GVz5RhjAXbgDEkxkzmMTGUCi3WM9eJF7xD/t38gpuqavTsiXAfAzS4tSgbXBLdypfK8V2/H",
-	"V95MwVY4s4oSOE3lpapdL3QOZTgGiH54APMr4C3mhXLK+GMqV5k2E4TSRVTaiAvxDaDcSk5Wyb2oa0Lz",
-	"ifLBslx0ghTPPWAKYgRMen0J5xW/7gYawgUnaMS5nPMjlIHTF5qmRNfl1JBXSkiAS4ZCbkCkmSwuFGL7",
-	"WmxCQ6pa8myAdFnOxhYil+kFrmDTdw9drKBVFkCTeCfeSaLy+uGk+IWC/4RU3Hle26kSsaoboc7QkisA",
-	"rH8Kv+LFoo1I/tCDTekFLzDEFlm5Fb3+pnsMLFXZOK7gTF9DF1e2zi6Hgfxw9oYXi10CafLD8rwAU+4Z",
-	"CMmvEKpIJ+yclKJ0Nuicw7GbFwqEiEI5B4cvGWGU7smf9Dzpso29dcrAFZCcIIfQOzWpzWAnxc89CtWN",
-	"0K54qZhuERloj2DhrZkIAJFIJK/HvXfWqN5bgNxETDTcD4Qs35+efJOIK1tcOGamuVU4xJz+aZFfwP7g",
-	"/VMTVtzeL5X9+Kc9KJZEwsuJSPBvcrlz6IOHzEOYM2A0rsoHgtHQ3vJ9Qqwv8eSX+3u5TQvlUCLCM+ts",
-	"ILuFyYjl2jI8rIdcE9wFgY4aFRJChKgCV7j4XcAgRGS6T3Fg3PnVVCOjIn3Z6hXsAUISYDfIaz1A8MLm",
-	"Q76okYGfyesesBLP9p8/OxqAfKVns4UHgADuBBaSLhpgrIkcGVRRBm4uEx4UAhDpkQbhQKxcHLSlFLTf",
-	"B6hm0i7UArYHcdaJHAgIJoIHmbxw6HL3sPCKUnqFOUdsjGsLtevE3KJrrlfFpcxFJ+n14JckEvvCiRFC",
-	"A0NedygSXpJyPUgg5DZANsoVay7havAiV9J5sc/CJOGMzFUPd6JXqEuZ60z60BACmJyxaJlEIE9LEqOh",
-	"/XFhjQ9MkyyXhldaIvGiVh4QojExx440OHNaIPKUsaYvzi1yJOUNb81EFcjVeytA3qRlvVSFzMM+2DGy",
-	"tCUZIWXRMsPvuuY+GmEbTeVBINSxzXN7RWwhnbAfzt64wA4n1alI8BS+en/2cViCCUMjwAjCj3OBdnsn",
-	"0GzvfaEnwIr/HYnL6npuQcBJ4HiwYLoEw3SEV7h9FFWS9x/OX79/9zEBXBznejKl/PDmhqRRuD6hzYPB",
-	"oZDQP94n352eRwKgKxKhfn/p5ohYK4H6VR8RXkyZmflDL4zm/GaueszTDIWxzujxmNblRz7YStR80Ex5",
-	"S9AxKC4VcjJTGBfdayoDCrHVgRA3CgSQgihV57nIrQQ8B2LG/OjdqA67dISNUhkJoYFhfD54FlJS0tyU",
-	"uVS5nauS0SchOyKyCGqM8tp1c5WWdJ3nIhwMogLy35ov3HTYIKv/70pq//XRwAW1wdJtop2Ywv24MF7n",
-	"QppS/i3v6gCGooOYAmdIm0lg49d5CAITSnP/iEvf+8i3CHpW4VMGNomYBoJq2CGS/TwdWCmc8sG/2Y6R",
-	"TxfeThRx2PuDaDAYQKujmwBHkUh6PcAhmLQqHEgFc0AbjYzQDV5psA+0FGfKFze9kzGl2oDpwJiD47kQ",
-	"MsvgzitHtD8YsEphhqhY66k3V0WPatY7PTz4CvtCsq13B7PGdQ/aEnw/Qg0haZNYfwxEiw5540Ip8qGc",
-	"5zJFcYNzf8rwLgR3gy4aAkpibA+hkuVl7LKBOl2mbCiJ5B7o5A89wI+893IxHivgA+F8cTM00i5iMTQP",
-	"h2Fe2GuAyrl0eM3OiKoLu5hMgW2D7zcVYqN2CE81VlgmSwSRjDADeT5CXK9nCh9DR/ZSif2DgQjqubCO",
-	"tQPPPgSItNLh+/refv+aePpDuLBRAwGzRVWvn0oj9o/E/69fYmQEIUin7sThs/1aYUn6BQt9HB1i8cP9",
-	"Z7QyIMHTNWssXx5drgrbiuTKOotxEXw7E8oDo4oaq9jBrmxRKr8qBFZm4qdJJM6+fSW+2t8/gEZ//bM4",
-	"6u93SzURPkFYY1SKbGWaW6cyFGCBtuxMlQKPYdiKAjjhZQucZAOkWAf9QU5YfTVXdp6rv/s7wM+GUg+h",
-	"D664BGSVvamf5ccincrCKf/1wo97LxJgG/aIlmITgCYIIQx3ga0ThfJSG5V1I9aZYkVdC4IFtynwkLSa",
-	"ZyqzaWxQqlhRHHMnpRZspI0sbro1JWxQIwed7C9Q9tPeL95+SmLTWautr0sfEYwB2DlcUFZkNbRBDrsb",
-	"FfbKKbhyw997vzBP+CmMYfn3YL5GtBaceCN+KWEFjcliU2pMdh0Lq1tGg8BB2FiuozWpQqDmacWGusSJ",
-	"A9u6XEDMJWJPUCdGNRbX0thQnV5WrDa+WWlkQR4oA1tcqLlnwQpwLENlC1+3pGuB8zQkWSk2II/tkTiG",
-	"2pcAiqTZDzIsAKwdcyvIqNiFdzpTrMIODwmZlkls8D7nnNI1jb6xc4XwKWSpLId/4S0ewXLGpnpFEJ0E",
-	"zs4pjCPp1gxXQQKmx5YIn0dILUCiY4KagKGQiETaTKhIbK7wbRGERJpSrs2FEyOZXgBfg2cLWUkgc1nb",
-	"NfwYCL3bh5K7TrCBUWxSO5tBvUpsD1dgTXNLQru3Q+JHv7fOA1yhhQ5cTtpgFB5sBC8XbiNih33caigx",
-	"fDF4MUjgMOALY0LK4OQPvW9tcSWLTGW9D4X1llZBOEuvnblOlXGq9mD59vX5ymMlnHvSe/RtMdnjSm4P",
-	"yn6Kdrz2ee2tE1+jUEXRfK6s+VUPd/b7g/4AKjOm7Ax3nvUH/Wfk+j3FV+Q9+L+J8utNvJpQx3EStEeJ",
-	"syYbrIW/+kZ7S3onm9Lhr3Y44gcC5B0brGN/BwdOj+6vs53hznfKf29n6gMFsAucN07jYDDYZJJTltvD",
-	"ip+inWeDw9sLv7P+rc30WCs0GHvetgM8MFTj2Z1q1F75d4Z//KkWZ2DnjTTIv89p5l5O3M7wjzt4Tnd+",
-	"gpqMvBs387Sh6WBI5bullP+CnXvFwiJCR2yWrs0FDIJFDeh87Ra9xJE8vk06b9xwFcexdcOqq/KWrcP7",
-	"iPctbGPgfxrbSCinU2tEh7mGoDAtdh1FHYvNTCOzFM4zCTKsGFUMfOFpbdeBQN8t2TTESe67eseMDSsS",
-	"O3OdXgD5mPLhuruehMo7loxGRPJzEl45JwojpyhZpFMxstdRCdX42hDRw0v1ylM9TfA7T/lSxYu161Db",
-	"FpsgbWh/XL4NLXnwlu/ZmtnuMCbhpqQRqL+ExAbmMrLXuEBXfPfiXReOVL/2oBA2LzDfy48Hm4/UK6rJ",
-	"J6t6XdloHVkV2Wu0gPH0bqkAvQTVSdvy/4R2l7/tkT+885E/bNPLEkj8DWHlvanTMAPyndGFGfFbQIZe",
-	"Hhhl8HSG8EarHH357LsKBfykMIyN4YdzfGtm+yd8BYODZKB1LsGa8PJFo1YCf3MlmKnYUOTErRDWjZqc",
-	"B4sWaHhUipvlqiIGxablIeXgebg+a67RRtkIACcjvUFnYVAW4EZ3EVy63GMCy5qIJuuOD47SC4mPVZuR",
-	"4bVXs98GFtDf587w8YQKXwIVkADxhlHV6W2BDSxObWX8a3IzoQGFNmsIz8N1MdFqz+PWUFh+PLO139bG",
-	"TMMHO1mQFDfr0o1Z5T8jBRmJFnA6YqNkketKnN9wPkjN7D7rcDzR8Jel4R/rmim+RJqWFe2Jua712kjY",
-	"H1DHilg3rFsIUYxgk4XQc6VGrNR66AI56ppJAdQElpdGX2pH2JSjHhNPdPhowFmgFzyMm4JmYiRqsRKM",
-	"Yxu7bl+8Q4UGms1suF238dl0deO0bFGNsrwRG8y36GzW25GqjXQ+pYDfOL51beNxdWgT+DnB3hNvk3Cl",
-	"NXUD227FcK2Xd2HNqiI2dCcOyWt2rgqHiyDZhhVnhf8s72I0j9mOES9JN/pZUPFtLZ5fi9vx3N6h8BMM",
-	"/YYwVFeQB2KtacpvhaPMppsvVlT0w7k1eATWq/aB32NT6wLK98lLK7dG9f/ZJcfCWPHqm3ddVn272Cy9",
-	"GfTFO3zK/Ud5KT9i78fLBurBqBzPdakKlmS7uuGUfGNT9xiVOtqhBLDm7WYDCbC9+UYqOBgMSiMefEJH",
-	"L4iglmCdtQtsvzhT+GTfKMx8kXZiLHXujmODdqMaw6CStU5uZSZGMpcmVQW/kJZ+B9o4r2S2Yae/xwl8",
-	"3j4XdqRab9prgx6ieQsFqL5UBmaObxW1hS8HH1YfZcO9X9xUHjw/2swKnKCUKJKgTnc3JhW9Hr2gsGip",
-	"yvcINLGrDKACKbgq3G1s8Dxhr8HyBa25RIe8rNBQFo3a0ErN2/Bo1SXlV2ySXo8sk2gUvUWRJw11H5v2",
-	"zK02XqD9Je/jUlh7fMwYw9Ub5AKmNZaYUVLuswUNet4Epxgaf/CJSbZYk91iSzZVrCVkHRy9BHePq0fh",
-	"85u5KnHI38wVrSCO9UqyvxFzVpFI5Hyea7Ip27OpV74XbDdKGYFnV175F8ZexUYDk4VPVJMFmQNWeAv7",
-	"UxvSRya+3geb6/RmGIw0eq5Ixa6xRu0ex8ZJk43sdSI6kkZbLFAiIZMcHA1grcq6bIdUWOfYiql3puiJ",
-	"J3QRmxQ/W/yciA69EDodzOTUbATMse/2RYL+gYno8DP6QPz6Z7F/2EXDO5xLMoyNvVRFLjEIPPFY2T/L",
-	"FG3vkMlB6pupAmM1ayOkSxW9LdgiU4XoBBOxXI39MDbJDH0rZeH3oIuCH+LQrJUMeCTbMCiD+tKssPN5",
-	"YPAO949oRQzZk8WGYjWTFTIZK6ATb2mq3aGZfN0bJGWuDeiNzHzEAvdTGjS/oPWI+RMaQ0CzZISKvu01",
-	"Gwme/kTRaMnKD/evczAYoLw5wLHGJqFjUDKtR4fkbrwhOcBxU1RdJkM4bUCGosPTblp3UfHuBih+C0iw",
-	"yo2uyuswk13HABTdNuR+8MGcU2AWfpak2jt191vy/iYr72bs56/GL46ywYv9Fy8O03/Ijp5/JQ/GSspB",
-	"+vy5zAb7z+Wz0fhwvD86GA1GLw4O0mz/eXaU7j8fDcaDgRy8WOP3+1m8LS3Rp2jnYHB0h9JfjBV+KbMz",
-	"usNb88LvrP/WLgz1sX901z7+H9+1742qLsBm6praxYt3FN+5xFbcwvDga3vNRg8YFBK7IzSeYttFN5Vs",
-	"FlMohHwXsRhYUzbxbUsV5I2rTNOhRlBNG3t1jMZznVI8L9Cvtlvjv7hObJDLclHNCCudVjaVCCjBaJcR",
-	"pzTMDMhT6bhi06FBk/2l83ISno3YupYQSuONhJO50j6ddvviZIl1Q9vE2PhCjsc65XcvMumtr5GzpYsA",
-	"XXdkMh3GOLFobLEBZs7QWEM599szfS259XcWB3mzlXLLadzOJl7u78kJ9FGj2uayYEQiKnJXbcBd3s1e",
-	"uw+5vMGYzFNZyNRzuqtbqv1Tm0KU2egzdQY4d1iE3xAtvygBlSqXT03JwnlBpFDX9hXAHiD/NNK5xjhB",
-	"FTUx5SxR0uoT28o5C9EN7kZObd9c7kJ2/3nSeO3V7Pd8kf4NaOk7RS7fMgSx2EAvHPphK/S85DJfEnu+",
-	"PIjALG4eCYjwrooOxw5Np7KYuW6NDsp0uCuksFfFm9xKEZQU/mFQRUim/0hI4yZEhC3tePHXu5DHbUYc",
-	"Z8ovCkOc8suqS+BiVT4mD2gy3UOXMyzSXW/DV+7Q/b+tqrk8XVkbr6wahbajyNuZnZdM3g+BfJ4oZzvl",
-	"3EYzJstv5XeozH2/2WAWj+RWI/3LqNy42ymgFWpAyYcAGzCPJ9zYghu80VvIJlWFmllzm6z0qip2v+GD",
-	"J/JYJKZqe0XnQue5GEljVFFFLztJSQnzKl/4dFoXpWbapevopAXChEW+/xgTZvKEMhtRJq02ewPpVAE2",
-	"Mb7mdqCpCp9rVXxU/t4jzsqMHgv2LAVWFY42M1AJR2DdTChtkGZlcR8A5qzM6Ql9NqPPGiLbTmNoidIG",
-	"iMoMLPcfgcqpPBrowRlTPGcylipkgY9MQmLc6F0nlnLskIf7LcrkOvm0gqeyi4eAS+VkngBpCyBVpHc7",
-	"LRUy9bfjEJW6/yAE83hECITbJjoj6X2OZnwOnaYnFIwuo7jyVck69MwLOymUw9ZXCaYl8kDZhwE7MJMn",
-	"zNmKObzZ2wkIIyGmtyp7qmL3HHNoIo9G2VPftw2yeFmkDYbw8j0ADOGZPGHIZgypNns96dRciTc+jzfM",
-	"tJdCeLM1NjQjOhzgiPwRiprXcwi4GbEJO+ZiudR24RqxeOfFwtQjdGOr8GEmM9U9Fs+DQWxpxZpRGe1i",
-	"szCFkhlG7baFSG1RLOabfLLe4IS/0ePxZxluQsUnolshuvUOgeh+tbTZwRu4MvytEWjwGlwi0jaOyqca",
-	"DYzJJYOCZXfYo9aoq+DsgI61Ie6/ExOrzQStfLt9imMa/JeQTGEJFj5QGvmpGEWOsa6er6IsCLMj6qy8",
-	"I9ixNza2EHXH3oZ/bs0jQtFMqmB0Sz6Vm5wNiaR/Kyfcn55Ozxc+PevcabeeFUprtZUTPL384tbZJ3iw",
-	"W5X0vw+u8js5U7gwj4St1KaHYRBVIIb1/AF9bsFW4trdf56yJIMnhNrIVDZIZzPlXAPPtzVYzhIvGcLy",
-	"GTl3U+tFLm/swotOEu68kBMOcz/tkevtWOecMYA/xyahLxRplr5tKCx8IY3LycMlwoilhXJ7q/WpeCNt",
-	"lKKkTui0NPmTnvdqmTO8LIQs0qm+VP3KV5q44CRkZwheu5KCgXHM2irGYCqNcAq9WNEMlbKn+L44MaFx",
-	"8gHNKNYuRxklzlu6C0oREVGIFFfmqMRYrkshpo/rDpZVIii4fcqGRC6dFx1nhTQ3saliXabWhGQMtOdO",
-	"pNZ5StXCA3W7YqZmtriJkJ9BBkqi29ap8UVIuVKoySKXBft7O4rRP6LAvVGI352p2AyODg+hJWGvjCpK",
-	"dvIHo6+FmlsygpjhiSTfZ4wnjs5eZfgGdirHlEKxmeBTU/jGHs4cAd2aSc3pO1OFboSfYOqs3h5AKJrG",
-	"pgzXtJS3hL2S13uIizKO+xCoglJEuEYoqHAaRAu5jIUkzgpDDm7kGu8UuboH/0F2skW/6UxlsA7znOJY",
-	"rnWyPcWt5nv+c5CWGniC2E/LsVCXdlJycgk6SNt5P1zSRj6dzYEcmDipTkIhWqS52Zpyp/95gQ2GwUs1",
-	"qx0WokkiSWJ7MTKALVKVxaZQPc4+xYGqQqD78oARXPKJpuPZrctbtfQpLEbFZv/odj/0mqttPfLS5jMQ",
-	"dvKuvM/bcoCfyas8naA1J+hkRV66ywka5+p6q+z0LRS43/pzmAJwt49E0IEtpbBz2x9uoVwLOeezCOB3",
-	"J+YEGniScjZKOSXdbCcbkISAKd2ucgGx8i2Wut/YEebxSLADxdwZ71sp5uK/VwlgT/280PM5cDztiOG0",
-	"Vv5hkEU1o8dGIEI1NvMutNLi0lld34ehaWvO6eky2ngZraOzNmTWnrQeDkE9kdHtZLSFdpQstt9eUOCe",
-	"X1dKPhabadhO0ZHFzJKalDOpLTByUsM4kdP6NymhDYB8Dj38/sBDySf7583AMdcqxUx6E9rtjUSDkRBG",
-	"aICxnQnGwBIvueCXhBOKxvG7wJ3anH9j+LkPtIZ4RYFXRiVdbJG866TWAqdqi3//4ao2mSfU2ohadWK6",
-	"hZbw4Xc7YFGRz9otfC/+SON7JIwHp551iznnWucktPVggRTAtoePRMLpPzVEZyyv/4SbsLxRe79Qa5uf",
-	"tyj5KEXKpsx2mehwYtxceY8ZTZzqCjmR2qwbbwp88TFUwAjVscHcfpjZ7pCze6gJxv/X4Rlr4RQmoOYA",
-	"14Zytq81QA3EdMd7D6sROX0mcnzENT9/krc3Ige/+mPcWTInHhOa0LLfRqEzOXdbyLLMRoNJXLgJNgcx",
-	"sgAyuaTgDV6mFP6+1oRbjToGp+0t9Hm/ZbK3cv5IkBEIhFAwlXluF03rO9jJBi21YG3eyvn9Z2neyvkT",
-	"IG1kZWa4xRuohJJAb07fVdiZ8lO1oDw1aKXlNJpFjW0xk34o5nqucm0wQflERWJcKDc1lMsbE6pjBnj6",
-	"GJvFnMyp1tgddbQZW05LTYkcvj8//1BmFM8WHE4aA5XbhVex8Wo2z6VXdKlSVU5MLguFhidVnrOz05Nv",
-	"3p5ujPpPC7Ge/Nh4BP6EZdjDtLjwrypK/3Jg/U/RXZey/xuCUYNQaiOblcuwLYz3TDsyftjG9L4Nhe75",
-	"5ULTeCwXTLVpWx1HQ7k2NwwVfQC3DE3k6abZfNOUW72VeCg1sb68RWp+XxW73xBSTuRxgYiw9Q1sSREt",
-	"AKVczvsPKeVUnkBlI6jY2nZvJaJ5Lm9Ukcoi244rH7DcKyx3v4GlmskjQRbaYpHy3m3RytaIoQWkVAt5",
-	"/zGlmssTqGx+lKwIqQ0dee1z1Uo1V2nlkkw7qP1OzlRCeQmxmXN17ZP1ujjaunPq7CFAE07lcWGTD7vX",
-	"kqhaoxOu5UOBJ5zMEz7dhk+e93wbLRVqplWxl1oTUuRu536o/Kta8XuONMsTeix4Q/MWaWMnKw4Zv26l",
-	"kzbQs7y4DwCAlqf0BEObYWiFxtqQWG4nthUIvcGCDwJ+YCqPDHi8kjOR8xa2I4r2iAPr+WCwBibzhDK3",
-	"okxJUHelpz1Mmbw1XggU33ViJJ0SH959JzoYy4JFtNcpBgfhsAzacTiLXScw5XJIGC4KldrcFiqLzeim",
-	"zLJfyNTvOlEscgoTITkrsDBKZegIrmfzXJG9j6enShwHjho6kcWFKmKDjcM/58Jb4XLr3VAUKhN//W//",
-	"KpJ5oWHdkkhMCqUM/ehUak1GP4/yhaJf7cLn2qjkWIxymV7ERjtxoea+L05lOsWWhXbC4gLJ/FhII+xM",
-	"e68y+khxPGCJaGwCh9aPTWxg9DTVsS0wEoeY62uVCzumDP/lzMhQwflC6snUUyo82D3Mbp9rlXVj86I3",
-	"0uSnb1TuRBGJSSRGkZBD6Gu/L95S/1cK2mDbBym8zVUhTQrdmUyci6/F/tFQXHXSrvhasBt/Kv76P/6X",
-	"OI/EPieZFwJ/+9/i4Plz8df//q/wDS2zOin9syv2RCd8PDjv9sVH2E6aH3StMa+9HcOPi0KVOwct24Xx",
-	"TmAMQ+n5C8dlMUIar3sy19KpTKhsosowXTIsMZTk7RICY2oU0jjMG5jehOa1EfPCzm3hMYzH1Zn4Wlx1",
-	"im4krr7DPyfw50v8c9Q9ribOVnOLmVDXqVKZE/u0edqJTF/qjMKloAHTYnbMebqdj8QFLC6uSOfqTPw9",
-	"dPT34uplN8J2taNB7zreo35sDtjGDQh4VzBVdz4gwTAVR+KjKGk3Eu8Fk+wxDYoJglYvn08l9iWdQHqJ",
-	"6DchxRjOnrZG/Me/i6/FidiDre3i2/9MX5dTcqpJQNUyd+xc/rxQXVrYGm3im/xQpPZSFUDLM/G1uICJ",
-	"n/36l//49w+4DvDXR1wM+Os9h8sRgucA8y5n8jWsHlb99S+12r/+pdbAr395DxQ4Ex2mYOh00O3H5hmt",
-	"qDTuCmGJKBITtFunaucH0FxlHPCGVgl/60jx61/ErDsszyjtHiOQm8q54qAYY48EShYUgBqRcKnMa/RB",
-	"+4qtIySc4LCowod330UCo9BkItcXFBiHPEdCpJ9UepnbCc+GY+WcnstJCEkUmzJATgMnP35/0jt4flTG",
-	"7GHKCmQhLmW+UK4ZqofKxOaqAHgzGIkROFmf34hOss+Kuf3+IOlSHnxKFI+EJ54NDjkekbEB/LWZ9GNz",
-	"ImYyBxJBa0/YaLTuHAgjZyHrPCJpGCuUXYoWAlcShx+9MPbKRGy5YizNOEIAJijliCJoydK4n/Bmwtio",
-	"lPweY5VIvOIApryYWefF/uDg8P/8T/h/Ih2H4zoUb19SLgS+HRv3IY8GwwfZQk+0kTnnysdxizEQFhBF",
-	"PbwKzm7lbiVSrQ08Nske3q17v7ipPHh+9CkRP5y9ER0k3KTXo+AwPSzTWxR5gl3zxSqzrFDOYaSiMMXD",
-	"2FQ7BLexMbARthBXUnv4U3qMdTUUc4lGu9KLw4Ov6KgkZ8oXN72TsVdFcixkvTHhvJ27amY8iFzJS+U2",
-	"mBPVGT/kTb4YK2sn9gNhatviHwPutq3wnrD5c/0NyjX4HXO/hwdf3V7h3Nq30txwP+5vFqVmhV+uGNNt",
-	"nHNIfbNNMP/IZe63TE6zeCwpQWnLREfNtbOZImxfzh+xkveIf6jn2Gqbh+1hEMnKhB5hFjZX7uRd6ORu",
-	"adhocR9UFjaa0pNGp1USNhf2/zNIbG85LduqYifkeOMwpNAScLJpM2eeA3JiljYSEvnPzQkGE+JTMbhq",
-	"pxnZE8EVhBUSpWKzpAFCIfdqqtOpyGWWgVzPo0IXr0jIOcmXQZhChrgfm7poUDDDT0lZqTry+CUPWs66",
-	"LhioWyK8r1Dw5+Wyu/vJfMp6+KWdztZlPQSiwJiYFJ/zMw/l7Vj/UAD+CdVvQfUWRDMv5M0tEgYVuecC",
-	"BkziscgXuGGsmUG3+NtyYlINCrLQghjeULmHQBEwk8dEFkwPwo45vD3+egfqaHO9lCv7AK6Yci5P18zm",
-	"a6airFaU1JKEHgj1PBHOdsLZTjJ+qma3GEieU5H7fR3hJB5PuJjZbRbXVKYFVODC3X+owGk8QcVGqPC8",
-	"zVtIhnUpm0Mj2DzHR80hyNacfK2eOiISyWih84xHkghb8C/fSK8S4fTEyNwJKYy6is1c+nSKj+FGFEpm",
-	"lEWjlmQz6Yv39JqJAr32Q367hJ+S8qWZ8lnEhu1x6JVd3NiFmNocgyEkr8e9d9ao3lvoMonY2IPCLGgn",
-	"pirPxNVU54peSbWLjfMap1s2iBk77SLPxEiJZ4PDbrB1ga8qEweDgZBOOEtZFKQhIwBeVTRJovgPqNh6",
-	"FrRfPJliYZywC98XP2o/tQu/OmhbsJWDQX1cbHisQuawfDfCeZmHSBM05tRiZAh6B+6LH3mKZfoiN114",
-	"JzJ7ZYSMDS5DbVnKqcFguRHRke6CAkENyzkWap7rVAYDhy7aC4SGrshig96Qp9KJXI1ZjSdyayaqwPXf",
-	"oML73IQhP0rtPxNKuMvfGkx+fw+yPxh5KXWO8ZPXa+E4oAmGyr0sd2pzyhD+Zc/5QsnZ5nw7IsGoI5g0",
-	"rUeFE9HBfKNF7yMQEuVljCiC2KiwVw7NQxL8/aNdFKlKEFVcbLTv0snBVFqYcn5enUw68iPFZyVkWa2b",
-	"b6BtXpIksdHZUAyen754dvry+emzg6Pn//Dyq9hgm8PqqGfSy6H4Jd6pwDHeGcY7KzV3or/+y7994rZj",
-	"k+iMLUdUPdVpJBLsIeEMXCIkeQPEhb4SirmlDcbf+seP798JbQAflEiYmk+pAQrfMmwk7wk4ytsLTWhA",
-	"BT0el4m7YhNKc8Jh7UXnChZuBbT5KQG3hoz4umTMRcnWaP0BYVcj4kQCU68x1ERiYXLlnEjeSOd7OIPe",
-	"628S6Fin0+ZeY9a2rDRaQQMBY1TqXZfterQPQHks5EqbbMYkzQ0Zb1UTnijvlhLw7jqeRjnSuhUs0lPV",
-	"f2xm2jkyc8ImKMnaaOHZmE2bYBuJFj92hoazuJudZIimqT2Z60uVdJHUihtx8JyNCR1brs4Le62Vo/1K",
-	"c+uCTRaPAo0nzyvgx7WScMvB2RJy7FUh9p+LmTYLr0J6PYZ8uhm1r10Xw2qCpCiLzdKKdiM4ZFM5d8Lb",
-	"5ZuiL5LvT0++ScKNgUOdKonPR7k1qh+bd5TtiizrOomxPUyLlXSFsYUYLdCsDZ+VJE7/RnSSP/RO0lTl",
-	"vZf4VZvJUBibrM3J9hFn/l+qNLFL98vqwxueTmYyML8f0UChUqUvVXa8BD5Ej9qvIUm8H9F4L9yAmGv5",
-	"6BDYqkKmMIjKNq5+TrUTemIwXTLOScPgaOF2oh2oAkJCfSN2olrMppm8piyGO8Ojw2glhNNP7YJB1WG5",
-	"GRNqKcM0YrTgLOfl8tfSSQNXOkRSd7C8Q0HZJGuwiRklMVFlE2QD9IUqdZiDHgEEuXIwSVazub8RZHSL",
-	"hqv1o+aAeyrQbI54zGFCK3xrmKtzCoEIx4i0gsZj5EHaFVxHIErnQiK43kme26veezQx3HQLc+09qso1",
-	"sSLX+xQtN3t6PbdO9b6v+m3dMFUNNT9FO43MdWsuaL6HykPZxzhiPy90obKdoS8Wqk526hoTJO4Md0KF",
-	"NQsb7ayc3m0dJwy6fPTNRJvrrphLhFq0R6bjSdy49sQLtx/nuq1/BJzdOh4LXVZqDBPfYg3ju4283mZj",
-	"hlO8yiourGS3OCudizARvfPMOXRGN5wWlpLWd9nqO+DrlXSxQTNaN+XM8rKRBXG4dI1HJetjEYDWpc9P",
-	"CCqSPU6t2PyWSoOvzLIgY/JGHshGbsm9v/7LvyVkW5HMtTEqS2KDQf1clzkmuqDXJRXlXKhI1cydhU5i",
-	"I52oTdrjVxS6oSrMUYzRM8DrmaIVSCbKABar7MQndXZvrXHvG+187Zr8bHkK2vmNZaq/UVLSlST0TUJu",
-	"dWqaxCMnnKi+RalK57e18GiRZVq5lsWqt807lL7bSFqXzi82Qsr7IAYBXGmvZtVDXXDCgKMUuLhaMu1a",
-	"RJOOJTmKolzHhoNxowImkXmedIci+SXe4RZRsiMmJPyCfEe8E8U7cHqhAH6GAdG3T+yGEcfAyBD3HdjK",
-	"2OAMvLX9IN2xSIgTGt14sm/BP5bTJjfXas2oEmieEiuTDZX0Iky9dCQhhgi9vkrfFZT5HC4fARV/cXix",
-	"xiZ4aiA0R4xVKCphPknoLNTfLUtV7V+x1osK879oKdxQJJw7A7g+/nPPXejVH9JpYWdy5WeiR1JQIrHV",
-	"/tyrPs7kHP/LZh61P+uGc/Dzsh0d/FYPcgL/JhU8lkZHoJT7redigH+Pc3WdBBkffylzUjX+Uc+Dhv2t",
-	"Bjio/4z+ovADwQLN2GRcOVjx1UaOsaNwzvjMWP1VWyG+Tss5T5Qs8HdVqJk1PMMQLBP+riLdJZiNHYnY",
-	"qBCnNgiGHSlgowKZ0ObtOpHQNndJz+ks8nN8RPjmslcmkFEUhA2i8am8BKot3Tgx0vyaNPBLqYyJyUDb",
-	"RZOFZMyjm8BLcGb72DC3gueEEoOTzNc0oIxYA0puP9hkjjLY2qzRsQHoCidSdBLAu6TbF69RZ4r6kVry",
-	"fGvym4gj6meq9oEt4FAjEZuOVwYP9NuXwCLAAMnfSJx8eL3rMJ8AoNqoIKX95E96nsCUE+DI5753alKb",
-	"aTNJxM899jqLzaiwPtfMncG+CK/VcagNUn+lBA5K7ZX2OmffvhJf7e8PYvPrn8X+Qf95/9kQ9TBUgsEP",
-	"uE6oCdR/jCcqF71eNeEEp5+hnqd7LA4HRzAAa1RsaPlXe/byApNqaybAICHicwl9s0ahGxYSjrdWuCmw",
-	"n96i8Ihdi87CZKoQsLe430MhS2JqoFq33EASSLSrORMG70EpiDukgM+UDByT6qO/4BxVNzSBCNXysM/L",
-	"LwWx2ZQwf1vi8Ugkr4jAe29sivxfAucrNqk01mB0/R/O3vRrxar4/I40pnzwhuzul+J7BIxQmd4PHxM4",
-	"bYUKxweRQDuB33YdMcfhiOKWhy+NO68bhfwTtN/jcC2jTfGAKb/yVqwpUgUm9hILU8u0wXMgV0WqG3YP",
-	"XQsDM4fzANII6FBuLpxQztAOU7ghb1yAmBJcWGyR7sLFBjqBuyESSa8HlXtYORmGYgBqzsi5m1of1TPP",
-	"N253YBwmUhORxSYp1BhlBW6k1yNT2EYX3Q2vLC+BqfrP5GT/4sbROMLfsz/d4KhVhZMSxf5GAsppgxsO",
-	"PLJczQSvDZL7u2/wPQHopya4IBd+i9DC3MbtDD0Wa8n+V4xG+5Jtm17i6e5avnU3FQt1l7J3aB4Zu9YF",
-	"2zZcMrHtS7ZsmjjfdqVaNglMdZsyLZurZy5vV3Apw/XdK911ZG3LU87SW8u0bG4ph2Hrsm2bD7nGWpSq",
-	"J7raWpyzDt1apuUYa8khWpVr2WwjaHzLki2bbgaOblv0To2XAWRbl23b/Nrwj3etcsfOQoC39oVbdlC5",
-	"qLcptuS7fNcqdxvTNu/EVvVb9hY8aFqUaqmF3GBw36ZOu8KlUW2LUi2bDMlh2xWr67o+o8rdxlTToN29",
-	"xmd0dade7trBculq3TcbSP/IZe63hTTN4pGYSPO2hohs0rtIuKmd03MaqvWQ0rZkZ15/1G6jko8X2rzi",
-	"0vfcwaucyWNx8LrQRvBO1xy8LrTZbje9FWA32t0vk8sD8NYp5/Jkh7/ZZacisvZU1cKxtCKnh+FdGiby",
-	"mLBnxbf0TtDT2r90iVQeBvA8+Zi2wJ0WLqbLjHgbxHkYnDFS0WPijokFruCGfr0DedwJa+4/zFRzecKZ",
-	"jThTI612lNSWhh4K/TzRzi20s14mhwoqXRTa3+Dm/+BUcTJBr4Q//gT7QcY4m3w3phYDRxaX5Bejnchs",
-	"ukDr/47qT/pCkrmCKJ/Rsb1EWCOm3s+He3v4HdoZvhi8GHT7O9HOosh3hjt7SA885hWDdTS+Ep15Lm/k",
-	"KFc1Dw92SqNA5YXNyYRYjnSuvSZTdXboYPNPINBm6y/JhC1qIHpUCrFkawRsYcRO41Eza1fUSDAYceib",
-	"SPCbbES1Bb/ZRGKcq2syZqmNrjrcqwN8FR4ZRWckvc8VW+hHAueEIyQ7/fI5shussmFV1BUMrNZZPRHm",
-	"anc/rqh9SNcTND+1hgJtrTbyVs65hVTmuV34ev/4drRa55RDkUYYhzRaF3OSpsWhyupNhjeA1Va/kzMl",
-	"ZmWIU1oT+HfPmvxG1B4L6yPEZ8rVxj6spk+iVsusJo1lpli6a3a0fNwlhyTTQ+/Pyu8lDEO7dE31M3kV",
-	"UgaSMxB5Vwi/PI16oTXtnK/3PsUxoSl7mW8g6INrbZdm12s2smEegUZYlWU/vTMm5HS6YjCBiJGxaQ8a",
-	"hXHQxc0OAcMVW8HTczmhlQ12XmRPSCMp7WLRgq9QY31deWnXHNhL+zNZOZ2zJ93YFsDuxaaTtLEK6/Yb",
-	"Lv6YRcOotaaLERoBS3MjcuU9gopTorPGqqwMtC5K07JILOZzVfSwzg9nb9CGbxCb4NzBYR/3j8RUXctM",
-	"pXomc5HpiYbjdjg4FB124WwOrbti4Yme+NBW2MC+oE1nn3myhqkvt6itdvAldcFO74ezN+hsuzrN4YpL",
-	"qMyccLD6MqceYBEKu5hM2RX0h7M3jqw5YzPT1/D9ytbcCOCU8T5jEAUySKs5gJB9VzjEOMI1RH6yQrzk",
-	"0bpsGMQmQGiTVzdLRTNbMgwacgIDdhTdZky7FFfUmqDmwJubTcahr10XG7aWBcIi49vmtjbmOSLbsFXA",
-	"szPlp2rhxEz5QqdkK0j8pS3qgFDynOsg4fvzt2/EXE7Y1nCu7DxXx8JYAUxID294TH2jsjqCQoUNwIUp",
-	"DuiUX+pM2XAW2KC+UAzQbM5cOUZR9gPymxSdile5ManoUe6ApFsHYfhl59NPn/5vAAAA//8=",
+	"Rhugahsuli9taTDJtkZGCgX4Z/pD71R/8KHr7wgk4exXH1QqmBywvX4fphNk5uKCSjthuLVU3PqTaKS0",
+	"huVsGecYcBZKDaopoQqGOOICtW6n90nGhDLoZtsmBWTJpdYAQZruGl4ERjjdqps8Y69KATX4pjS3SIw/",
+	"+m44R2CYRpdGc7UgZQpKyVQ4i2bH+tsQ7Ew57zg2iVf0XobCoIBBmG6Qigh6pXwsWyWMPegf3U9EgGPr",
+	"jyT4C8vyHbAZUjXRODUUPjAuwNfLzS++ohmg6yFBTaiEIQ9nOQQoM5EDb7l6xVMW3pmcp0gSzqy+n6Y0",
+	"hL77X6/iP9n/tOzKMGcxL8oJRFQqvYkYiIKdq90dO4ecA/PBvTAGmQYTlxfESk8vXxcXJt9TBqU3PKQj",
+	"imF1RXOBGheQKQMyYCQ23AT816PeW86w94aoYOIb6BvGYdOpqRNg3JzLRmo3cNOyaLtYg5QoEvExCJ6a",
+	"WvNEupsvzXsnWhqYavIFbj1U/XfH7s60RLgbOZrYIDaG/W+OTvsHz58/OXzyzcE3u0cuckiLskdyQY/U",
+	"KLlIgtCVioytXNu6f3GswEi9yjCn2TacFarA9r1JPb2Od8O/otl7Q7Z5Pn4tOyBvfd/2Oc8G3pgIGxPh",
+	"M5gIOWI3ZKPPjb8eqTVjp+cEt7HUN2TYGjJ8vxybofBa7UxUHM2T3UKaUwbfXbz5/hBCHqQxMqMN3Xo3",
+	"4HpBomV51wzgwYeLV73HWx4IZCEKY2sFCISFEBBzARDRS5M5RcysEmxsaD3EIzlgfMpAr1hrKC/ZOKJy",
+	"cgIhUcR+2zUJxrSmLbd0E0dklrQgmHCJzIOYiEt30zBgVEnwI8LGvmdW4S8ikG/Hs3GCjkgXTe+vgEwX",
+	"8mPu+B74O8HE3OL4FjI7Q8GnEv/4/W8++Ek6jGjgAeM9c3A+dNUEZzDieg8VLG/rBPydkAf5aG7wnd9G",
+	"gscfd35T/GNp3Jhc98gYn+73+x5IRSLsTSc0wp7AKxLRkCh8etSvnYhzcbmVl2LtYj/nGKSCqlnvPY9o",
+	"MKtwy5i/pQbPLNJmy4gzJS0tcca0/OFMWrNfw9ha/NZfdQLmAlICiSS3v06USqQjIRpwJm9x1NyPDbSA",
+	"d4t+jRPgDCw2LvzkwV96r7iYEhFi2HsvuOK+Xr0Ed+oQ8DjWwMjoF8EsHoFAIvj1TFvoXChZ2yG1sIJK",
+	"HPpLLzu/i1mCvXdmZ7KCpUZTbd34jEtGR6PaiOzar5j7k6VD1fOYZkWEMVT1KRPD5T2b3lj/eQxkcdCM",
+	"o+uf5SOIyIynKr9YHjBrlXpAQO/SYMlU8+2p7jsVnI0NeZjvFIeQQ3dk/JKHms2QTB0DGjrBMR6wifUG",
+	"QEBSiZAy88TEkA1l4P+ld2b79F6H/paVIRFllxKGJLjUk/g7huN5lsrIgFnGF/GxZ3/OuOw2vNVyzwnC",
+	"r1/IFCTQM36INWjAdriRid/KPi8KPEpMk3XZ3ecjdUOtEZmheE5E2JDropiglm1UNL/3p9tmZAiICDd2",
+	"08Zu+hx2U47bDfkv5idYk94aespdUN3Gh7GhxZbR4gVVjeWuLM2wBiWa9g2JPqXH3tDbht4+L701Kvzy",
+	"GdaluUbFn6G8jfzb0GN76FFgTFE852yEAlnQmBRcnKceXS72uneJaCeAIJ9hQ4cbOmwDHTYlHavmuRst",
+	"NiQplyhyIy83dNo2OjW5CRqVlHqGdehSt29KOioksUmPsCG6DdF9XqJrVixmM6xLeM2Kwpz8NpJwQ5Qt",
+	"Iko+xHvLNmVGuynDlEAzNFAJJNLY350gidTk1y3gwoZ7F4+vuvbR09b9RnefI5GNPbu2g9fiILbpfQt7",
+	"aUbdMJMNM/kMzMSidEPCvRh8DfJqRqRbItvI8Q3ptYf0Lil7PhE8Jk1JtnyCeuSXN793CXdJGQRm6A2t",
+	"bWjts9JaU6JuboI16a0hkVdQ3UbubWixVbRoEo03KPZcIvOaVGhaNyL0TCLyDZ1t6Oxz0lmDIi8ffz1a",
+	"a1Dg2SoDG3m3ocPW0GEiyKwpWafHrkd7uuW9yzg96IasNmT1uciqUT0yn6A+gTWjSeqRN6rkhtZaQGtN",
+	"6ZJzE6xJbw1pkwXVbdTJDS22jBabJMP1KLBB4tuQ3YbsWkN25tH+BRne4b3ijURUjHtTFE65dpumC85w",
+	"g/YbtG8c7S8mGDf1NMmMXUtwmJb3bVYpPehGmmzI6nORVUNKXD52fdJqRokzBLZR4jZk1x6y4/wNYTOX",
+	"6kveLRW3Sb8XRBSZggmPQgm7/b6pqKA1NIfQNn+frSombZLumEtl9DbXNyaz+QoSh67EgvRsNk3ddkIk",
+	"IAsxNFUKEh5FJm1+luF7StXEpE4jVJVz6O89uY9SBcU+SRgKlBK6hMHr91dH+RfDGVAlYefoYAtIZKPB",
+	"9ZqJhJiwzISTOGA5YCYYmSoSImXMVJqQ5QIcY3qFsgymrt/rxeS6p7eIQvYSFD37k+8NmAb9cAYhjkga",
+	"Kc+UAtct5+APio9RTVCcwEFWd5aysdw6nq/aMWAuVTmaeiLmZMaEsnbV6Kibd+xwRcaxD4xcERrdvepG",
+	"Kf9kQQAVJOAZ1IhoTNVqRK+P1E1WjIEukeDnFXD8LVcXZnGjGVq7rZawuoxuptKAK+XR9XVbk4a12OKO",
+	"belvHWvUZwM2XzymGgttUsIYCTMZVC3cMljZWdqFqAaG7nsNPltWJsvNeC+47M7rXi1yN+ZN1rhTZsYk",
+	"zjWajeLyiYpLS1UG90Hru/eKZWeoCGUYlsa/+RWWbZ6hm/SA4VTT0YgKqTbY93Vi34+mPFJD/hc7eC2j",
+	"zza9bw+MLf60sQU3tuBnI62GfDDF4GuQVzNeGFfFbeOG2ZBeu0jv/JI2K9n0BGuQn27ejIQzkckbWtvQ",
+	"2meltUZFXTbBmvTWqMgz7wE2cm9Di+2gxdx5aVErlOeK2DsIEoZUL51E7wVPUCiK8jb/wYfE+hANVei1",
+	"JXNdh6mQ6jlPLZ2PuIiJ6hx3Qp4Oo1LBDZbGQxS6+4gKPCMK6zeX6lkaRahOgyAVxJbmqNFTpOw8QQzf",
+	"pJGiSUStc7FGx185j9fs9LHsXfxpcYTSpiuX5ZWhWL3ln/MpbaVAQ93jjLvex7EuFdohY3MrkkRkZoKB",
+	"ggkRJFAotmwBHaokCB7ZYmxkSCOq59WMbR5D8p/0B6owvnVtZmOnppuhBrdzIgQxn4mUqN4TNamos6Jh",
+	"KdV7LpQgVN0KBWH4Ub61CzKuKMiiKT6iv2IIioylLfhMJPinAgm8IDEZo38CLI0icy1kACdzj7nuo6GS",
+	"b31+xV7nuhdlE1jX9EevowezFyfWV70IgrkFrl7vkPKxIMlktlxdqXreEK8w0qf3lsS4PPJrplAwEkHA",
+	"QzSFsk6AcVfnTg9UUcXJ64RUaix6HaxmZQsHUupxHpMoWq9b9doLqOh11wXIKI2iNbGJytPs3usVFxdo",
+	"tSE32ZDzCAmz7Z4Ric8LLWmBBLNBckxKWcSDS8rGDtmmExRo7zR5KgKTzjEkyhUvG2nKhm5AEpUKlNkF",
+	"SX9/u39g8matwLG5Fb4qbf+MjifqFQmcwK5q/t4xi+cZQS1v6xWJJFo6gTC1aiF6wDjr5azmnF8Rc38q",
+	"bF0tU7ExIEJQNBXnzM0v44b9bJVOsrSWSxpFI8RwzbPTIxqmFUU1VFLDqM50l48/L10AZuxAb2Bud3Zj",
+	"N5xAweLTlIbzF1QkDI8ODvZJ72B3GPbwYPegNzoiYQ8PH4d7R9+MDvDJYRUNXnEa4PeUrbu7H/J+y1s0",
+	"N1S6UU9ihIECMwlElGF9DK0BhwXpaoAyT+zzK1tkY4sMfp4jVXCbBSGywAUqkKssk24im2oaqWQZi/zB",
+	"4aZXkqflU12pIGRytBk94R1DJ/tNCAZxasOyFlBTYJW+ry2y7ipd7lNMyIhXsXALmV0P3F97HnwrkJEQ",
+	"PfgQKRoThcAFvCdS0iszW0HqWYPKsnVlgjCT30IQJSDdhiqnVt4+ILZAN3J22VMSRceAJJgUOkVewZcw",
+	"VycbLnGmtZtZZk1v3YZvNy06P/ELvFad+8CotWb7OlCnMZy5uyXSAFZ9mi2jgfT1mTNrIfuads16ZPs1",
+	"2S5r7XxjpGyMlNuNFMN+NnbKxk5pp53ibmdWahEjTZNLah5RpJ4ItrI3i/GtKu783cXFe7ANjIzwYK/f",
+	"n9Or9vr9fPmUKRxX+H7dDJ5d2srtNrnXVm20fPN2t/2uoWdVK1itgsWDAKLVUDjLxFdzxsIjZxB0X6QY",
+	"Uak8eM2ookRx4YG7iIxQeHCOTFGG0VbFvcWNavlX7s/IBPrN1mMdCTcnwQqY3ogdzVuTd0CQJszJdVCs",
+	"xS6Mz4ctP8ypi/d/vR2T6xepINVk7p6maJqqca0cY0jzrNA5K29gzfYsaqxoSq6wJnZMp1TWa7tw6ObI",
+	"bW83YdVZLsqqmLL7AfvCasrjenOHWz6fSmyj4lkqpGo8luIFlYqwoG58hJxwNU7Ze4wiXCMOY1FyL4/i",
+	"LSynEiiROrc9GwfLGiEjTYPELKUKHM/SMGzqouUUhnp06LqYM20pxiX/p8kfJm/RYlY4xMYkxh6yMWUI",
+	"pj0kRE224V1Cfknxft1i96mkUPkdDUNkr0dvuXo3ZRguj2xbZGF4UnGB9sUj4wq47lPtmrHwrK11m6M3",
+	"SeKq2JlJUPDBCcn59Z3hCIV53UjApEiArnnAabrInd+00PzobxV+CrsRiwzWw8TwBt9EcWTLPppv+k+O",
+	"9slR2Ds4HH7TezwKD3rBESG9o73h3u7h4Te7h4TceoNQKdUrTqYMhdWCPgf8SvpqUDesR2JN64EtItK1",
+	"lMBWUuMKj8CGIO+VIBtyZuX03hLvhVlPk3tt1UatNGsuECDPeEos8azrgTHsOV/k4qVGjIIGoCiKmuZZ",
+	"KzSaCQ2xBv9cYJnwwmYlMVzLYGDdC41lTruWKV86gqW1Lxn6a5j28/z7AVHwwX08bUPitST+BluXsbVJ",
+	"8VDWaNolJhrfdfu2/ED3Wreqsu2DysOBpN3weEAEaT1uPBRatBcK0eUretO9pwNAhZLiNJJHEoZpdAkj",
+	"ap+PzoNKTsje4VGFs/y7097e4VH2PFV31gPNtHAlEt6++PP5u7fQDVHvPvRgOqHBBK9QALrXli6myQQ5",
+	"xfaelCiFQo/+bz/1e09Ib/Tzb0cHH/+hygch6a9V2jGysZrYRXGJdj1zOg5l6uigczvk7bbdPKsgf/MF",
+	"0WrIU4aZdugAbxP/cYagcXL5GAKiSMTH1cjmfjQHobtrVTKi5lWwebZvwlhThS57nXE7+Cflc3MjaFyN",
+	"0bpRqAQuQqshIktjDRXrwNII6f7akZd06bMt2bn4rTP3vY7WiG30jvtrJ/8pJon+x9a6Lv1lyBIVVfTK",
+	"RDMVn7QOqxtqpUpDS0VmZOtU0U1TIZAFdj4zz9DsSn8cRXitN3elyb3jdcYkxpiHOPf3jkaKJCFDO3Ai",
+	"MKYodgLORqhHnvs24mOuP9vQVrNDFtqOAWdKkEAViw2ICM0eE0FmxR8FNNw792yLYyRCf4sCY87sjmIq",
+	"TTKtjucwk15h2aVS8tk5lreMPQZjXA5LhwePLP4YtxNVmVvN4UrGNzxDXQZvzR9djWdmMMs5LYL5f/z+",
+	"t9Mo8uGKCEqYMu19EkV+OXZxRaRbhvU3MkAN4cY8t9aVaI/xKwjl0D32Pp8bAq+VIC9qgaUUKG7yzjpK",
+	"ut0BWj1zInjMP8vMqcTTHDNNMOP1ipDoFUan17nSGBcYvI756/iGrAQ33ZjXCJNYOp8KwK3Y0Q0xpXud",
+	"yi3cbv5quDd5LTNH3H8fYTifwADWWmAVpdce4J14m1rDo4ps7zDMhgY/lQYbc8RkNN4ae0ovqNHdtmur",
+	"D+ZNKB10Ow3pDBoPA4q2wuE5iSKeNpb+xaiLIQgcU5vTkUBMkmXNOrold1I2n1tuOXeSHbtabX2lNbu1",
+	"3l+nCYqzG0Z8TwQyBREZYlRv0IUjKS13eTqvAMQNh9WkjlR9Xg0oS/d24us9kl4+3zX63/9RlnOGNXCe",
+	"b7mI3RnFlNGYJJBwaWbxgPGYMhJFM23w/9T3YPfnY4htOqmZPjtTBMR1o7FxHQ7YlIZqYl5IT5COJwoU",
+	"hzEqSOi1iWp6zuMkVRgCURBxEoKiMcJI8Lh0MfdIwpSLKBywgHMRUmYu6UyElJmUJI9kthSKQnrFb+Qa",
+	"JcgpSRI9h3VjmLz2IUd5PGDX8NSOvT2D//pPuC7yY8E/wvV5QCIiLvhpGHowy5te66azuaazUtPtATuF",
+	"EU5BIIkgsEcnIaIIf02lAv2Jhvbm0QDKwGdEoghkpIEUzfI2FtC28ME8RVzXjEud3SUM9bqjO1ZjosIx",
+	"F7MXdDRaUw6SMKy6rz3nQiPAhw+vX0hIBErNMTmziGaeh+IURbkQwYqcVhUyM5gQNq6a9LUeQk8w5GoC",
+	"U+MOliioQ/8rEqUIIR2ZqCzKgLCMOXkg7YKHM9AKe+1X6c/tWkxO2IqlCoz51Z3gw6PwbvBZOHR7PsVK",
+	"CvBVIoL1NDYXeexcmbNjG+lGGEMBcsKnzD2RHiFReR4BwoAEJjUFgSBKVTBZ2yHX3HumItZuF7/ZDQ4P",
+	"g97BN0fY2zsgQa9/9PibHh48Hva/wdHjcB/vFmt3s6mWnVZzysCDO0g+z8uh2mBuyEosH2RbjAK3pIZ3",
+	"3LbtPpBtvHDgrbQKSxB5KHC0FhYlKb8eGEzAmVwp/xVPejZy0GYv0XJI3qa5dK1+Z25uEyJQ81vTYms9",
+	"PWothuk2Ugmd4m723FzeNiSMTE0hwi4xhCllIZ9mib8CZZRtrVEorblLNBeYIy6CtW/wsrvi5WB+wi7B",
+	"/QpIBLOCbkqZzG/P7d31Yjy//XYuoL8eVSzC9ZmZvU7uo9J1+YU2nqrfJ/yZ68UrDqWZcghWPgNBFl7Q",
+	"yoxI5+/g8VF/Fz5cPD/JTklLWAgiLu1bjMJeIQp72ias1LjGvLcc+mH2f8suLJCg63Knb1XuQCoi1Lp7",
+	"4AmyT97DWuRWLLMA+hwYVpxxgcC3ajWL2NWgerPEINrC15cp7O8eAIbFNGX+iYKJApkSEWLoIpQIWKmm",
+	"ebrmqXc09Na4Ho2yUPk674BjEkVrjL3yTlFv7Sw/ovV9OI49RC70fG64xbvAYtFr84KHUoOr6KKVCmAV",
+	"gDbQWYbOBb1H7rHwdp8El2PBUxY+5xGvyLT3uJfnPIOzb5+dwgSv53OZ9t3/qhSDoP6gJxAKnhjdLiJS",
+	"gZryIpGoNI6ss2+fzU89cv+rflx7RWVlhNJLlsZgGxbJNV+W4P3CdT0+fn327q2/fdPwtzjB6vq/IiLG",
+	"uAYv1Dz/QlDCxhG+4FN2x64fkjU6rsuvFa1K3dgHKiFlVhM8gYhPUZhAW/OH/rrmWyo9/L1Af4E0lS35",
+	"kQ9fQqWFY8/w21sio3k5URzuioOrPJQaTOFL8lFuOM09cZq1/LcbvvJJfOXud9hfEBc5x+bCVCIShtb+",
+	"0GuTJ0Dm/CLW9n4kwa8yvH3nurP+nlvdT+/MBrOjW6Kjm00d+zpgCaveaasKQ3vPnmEXdI0/p79lyvJP",
+	"EBRPcgxbVws1yt2nOhIX9z+fIcLurR4mNBkD0wwyNBVw/OWi04oLkM+HUc17gErY20777RzVg0GhvSB4",
+	"eBfIPGJ8AYa+g9LDg6i98DHP9+7VCbLsQhVUzew1DR+ZgrESuucmG70HLzBKr9GD9wJjmsYevLwOolTS",
+	"K1vqRZAtLcpKxWYfaYjkq9bSywkvd1O13vOWq1vqZawolVEYL3YfrU0TOKHjiYnmu7NheEiejHCv2jr7",
+	"a0oDfM7n6mfkyOh+/oFEKVb/ruXwCjmevdlWNpKyby1KPkVZvucrjVUR5LR39Hg//Oaod/A4/Kb3+IDs",
+	"9w6w/6R39OTx4TdPDkb9g4PDuwU5ZWjjdjC30TJQlsC/Xm6VEnF+RQFTBcl95px9y6TRFH6vxtYvBfka",
+	"U6/mMLx9QrH5fbdw0w+mSC4efss1pIdRHecwo60Q0RpDcyHXbgLoDolSEUJCpPRcJTwuwCTDyFttmVAq",
+	"kz8Ep0SEoL+9XDuhYlHk67bj0ZNmBX/aouaNBOKZ2f55MMEwjfIEr8vxRBOavF7vZXEtsTR/k28nWbmw",
+	"AuB15JCGeJO+s3tBuIdPn/j5UHa9An1/D7jZoKKQYX/L2H/DO27bdp9PSKIaCxUpUFFW5UItB+cGdiF3",
+	"ic61O7Hz1AnKpfJlQiM+nrNv7p6ZPFvAivSFi8VTisnzmbw5QN14XAVzbOC43Bmsv/UMiypUu8Q6wKo5",
+	"5a351F3vH95n1urCC3BBA8x8Kq6tlVtAWf6FS0Q2O4Hebo5wArXYyjCtxh2vwMg8D74wPyyuxDeli3wP",
+	"fBsi5msB67/UEtYvx6GnzIyDYa108tmc1QHXeQ1MLwttz4W6oahM/A8x4mwsQfEaky69qy7temFBXoEw",
+	"N53z4inehN/3m6B8oYaSfJ+KYEKk3v2PVE1+eF9N/1b/WZ/vXCUZltZAp+vkLmGnbmmmez6hV7m1G8H8",
+	"cKZwScy32ep7KCM40wHaDIuzHP8boEIS167eZEtcOGcfhtXEqirZ8Y8TYplgml+kHIP/Ms8neX5JmeE1",
+	"mmMXXz/P04kbTp4IMtN/vDdJI58TEepPF1RFqP947uSK+Tu7btDcHqf2HZiEmMyAJAkSURmnVU/5V5b3",
+	"ZrfssStcNQ+cygN1C2yu8CJlPZPwIROxt/gnbhV49+x1eB+lgkQlc3Ud50Np5HPKxmlEKi6asl/uOMfa",
+	"sXaGNN8LvKI4/fR3EGtYmXNgWLQ95+LMlpZ4q73pkKfREqFLmNq0Y6N5XL9L2sJFbG42MvQrx9amfAUl",
+	"emiLauCW1PCO27bdh9KT5w+8lbphCSIPBY62wuIFickYzwgbN1WieMjDmZ2lpqI8QRKu1SHC8Vrthd7t",
+	"Sxa+wcxBVLfTuSJCrdFt0eJdHGNpLXO798qwK2+z8iDrpNmqMCxc5iYbkssZZumhTIVBxtXEpu5fKiOA",
+	"Yy5qIIde1vOitblr4PEPdo5l1H9DGB2hVPD6ReYKs0mrJA2ri0iOkaEgCsNTVWU6OY9sSEcjmBKb3sKk",
+	"ket+uHi+9akZBNI4JmJWBwbnrqlmA3yd7ducZiu2v4BfZdCW55mHklc+vmITq5CqITFp8LUtTHAeSdev",
+	"xIFMiRkkKLLKB55LeDmcmVvIhKjJQtUMvEIxA3cSM62du4xtHmCcqJmmRQmUBVEaWg/rgn5ua0PcmuWy",
+	"lITvY1E0427ddorbhPV62+oVa3YrVahYt+diYY+1+5cqZtyhry3QsW7HosTImj1d5ZE1e5myJWv2KUqb",
+	"3LXjXB2UdQfB2+28xT5ztVrW7GvKyKzbJ6uksma/UtmVNXuWq8DcqaurdrNu34oKNnccwpa7WbNzVtzn",
+	"bt3mKgGtO4QttHOnXnfkoK4O0Zq9sjJLd+s2V4PpE4a4247nC0Ot1XlB/G+KTX1hxaYW9LLsiuUu+YOX",
+	"o7pLeX4rgsGLzLq36JTrZcAtGwDr7URxRaLT1dsxvz+/aU+mxVntjZUmXOi7MFnVPl8KwcWa6rPW87WZ",
+	"q+0dqxMzznp719cgUGpCrHgxhNk8FfbsFJmCqeBsbGIAp+byjEPIgQx5qoCqVSncapshZQPkoH9Q3wCx",
+	"666CnPGdyNcK41rm1vKNgCm+xuTUPK81Sc19m13RP7YpoE1UCVETmf9grxJPis8Rlco8MI49lzGaaoOG",
+	"cUYDYipZVVQUzGy96vXa64IVxeLMMm9cnJdlYjftJ/ZDXFHwzVuZFPMiH/oSE3XscnJ79oqEswA9Ezhj",
+	"AkumZY9HfsQ/Lbjlja/+53WSYj6gjevAcIOxa1Gttu9z6RE7lWoFpkFXU5z/i7/lbqBqn7LLT67HfuTq",
+	"RVbhZekg74Ch+XnVR9WMsu4VUxexo0nMdWrNduX90peOyBFe35w999OCO+45NWCDWeM/Od765lvCDNBf",
+	"XUr4B7qufvhjashnW0aElrhusyU1vOO2bfeBLnMXDryNF5hliDwUONoKi29JjCZMu/nQI+OAOAFirHeY",
+	"TmhkyxRZ34WCDxfPbYWmiKKEIaopIoM8A7WxzVwO6mbKr5yYeMUh2tuU2pWFi1zkn3IvOOFCvWhwmXMJ",
+	"xx8qffi8ZFra46r84jcLrRxlHyRg7j6xFr6kOjbN4fV6ZfK+SrxtSPeYI422SZim99y6DT+QxrV46K1W",
+	"Mx5C55rDiLZC4w0PsbGn70ZyxTzEbbgoVc4cRWRswkbSYUTlBENIWYjC1inMfFLRlMxMMi5JpUKmjgfM",
+	"p/KNHeI7GobIfD2IjTQam/dwwEdQNDqNIj7F0PdgRKMoCxSbTmgwwSsUuueA2eqbMCGyqgAl0UPI56lU",
+	"PNbQOkPNfGX1Gxjb+A1RwUQzYp6qVQ3XqYq/yttS+v7294Q3Pq34vJ6gMBVErQgpU8EkU2piqrIHnFRN",
+	"eKqAwISIEAJbPPnWOH8MOOPxrPrdaJ6RDYu8zx7g9ngb/Jcvi57y+PidmtjnRXotIy5sWlNFWKhX42ap",
+	"tSJNHa+QqFTguysUgrrolFXvs43LlCRJNJt7ld3Eg3G7qupjrk6N/W2xmQs+Hkem8/GxocHzCU8SysY/",
+	"aq31BZLQX3mRVfkWfDFWsLS6rFcVe7vtAbqG/1ka4TPOo5YdgEijtaGfbcUC/vySJu8F6j1+GrTzpXwK",
+	"qBd5cjVfXGDvqxpdIIl/4DTAGweLqFQ/uNckF8SaaDU4HBfD/N5+QZwNaUTVDLgYSuAsK8tc9906T1ko",
+	"36P4jkSjmoHbCkl8xqMqpCyhgSzhwalAAx7d6/j4lUB8xcVpFJX5Vc6rTMDFzTXybjvXT8o0V+ynJAXm",
+	"GXW1UK1EggokW8ao0vkuHom3UtiXD2IF117FTJbePC0iZR1jTatoTSYoulctDe5fSYOSjtaE6+Lz63i1",
+	"PRHvhJZGn+HZ4kZJa0JJq66RulG+mgHsRqnaKFUbpWqjVJWVqgadwZna1jJnX8M7btt2i6wyDd7RmRDW",
+	"K0INWdtoO8pAJhjQEQ0sT4Cu0VSI+fRIQowRInABxLFAG72/tXZuWfeCoK5UK6XZcT2Pj9/otayqYdYC",
+	"H+EljaJzcwgPk74ih+kiq1lYSF1GU8C82bvie8XDh08523JMXsti+qpQtmGZMU8erRUgDwaF9oLgAa+S",
+	"KxGjzbeo81B6eBC1HT4PjDtfAMY8JJ60FhbuZXwjnu2Eok1MPEYiYMjT8URlL3aG6QySCZEIXSJiLrbW",
+	"L+91l3v6WlfiRZcVp1P65pGEiDKUXqGb5S969B5jZCnICZ+6dz3Gx298+gGcvn/9SFrgTIgEqk6AQBBR",
+	"ZAoEklDrW1SZOM8RoRFwZhtn3l37InGFp6N6b4s4GKIiNFqxzWz9j6RBxWyjRhMlJV00IkOMTIijSfgJ",
+	"Xf/F6ZvTb1/C6bPzd2fPXr7wPfCPjv4Pf6vpi1tWWX2qGhRXC7Wd6hc6Z1bnswP8XOOhViusODnhyYvs",
+	"zWUUvRt1jn+6eS3nWY+PP3tVjuERFxYhlckHRRjjCoboKP0G/34BqeXKbo/39oYBGe71Dvpkr7e/d4C9",
+	"YHf/mx72n+w+OSThN0dP9u5a2W3OO7figUwJUKsY5tdUsO1uF2GdL5hNrrXJvxN+uRZMcsZ59yLvD89B",
+	"14s2vzOrNGrvz2swvs/Mx5oyqh2XbJGW2+BO27TNhzLzigNuq1nzIOadO/1WwkDQ8D2XNBPuTZTK4VEa",
+	"s7p5UPn0TqlP+dRkBzIzVe3ze6cyvcv0shBHJI30FMh6H847VXkXXY7M3ccg0yQx+RGcDiU9U7SGRJFv",
+	"FFybWsb+BkSZ/AnmtFgam4Q+onf60szRe/HSfG/nRNl76f598xdT3Kj36kyL87D3+oUR673XFx2v81fS",
+	"+/P7jte55L1/PjPpknrvv9f/qt4z/VmkvbMPJslT7+I7/a/oXejvr2jvh7cdr/PrpPfc/Xvxo73x1WAq",
+	"FOpsYUvKnynx8MzkzGjMBWDSO4HNQrUNp2CTQT2S7qssOI0ztKky9IexQKJQKvDN+yrKxrYYxYBFKHV7",
+	"Ymv8/JKSCBS3mTWycUkQ8JQpO3Hlm4J7eCK6XnUDvZK3FrmrA2woAxJFpUg/TdPVMRgr9IpySuN8tlNT",
+	"coOwAGuqTDImUVSU+Vi/f/m4KoJNykdTCjS0RoDFB5IkEbURHDVYyqe85ptb6/wprYLiTRC67WKnRGxN",
+	"BpPeJ73B2uT2Rb1s3dDlhi4X6bIhI2GB+FuiIJZW1fy+W7jpBzKVlg+/jdbCAlweECithYgRSfdgULTX",
+	"WqhpJ5ht1E1DugyaRYAYz6d5EUB/NYCjSmbhRUoL0Yq8nUxlCfYX5bSWBXoQN4BrCSQQXEojv82YsqSu",
+	"l5KcRvkh1wCEypOPr1qEbQFd8z4nIQHKrap5F3DRLSKfwMv3uxov3XE8CK3OnX+bqTVX79bOTbmgo7J5",
+	"s39Ord06zijd/aq3lbn5jVKt8dmM0zXkDVNTaNfkqbQ9svLOVZfehkFU39VotKz6xTKRyl8MW1nxy5u/",
+	"VP5iWU/VL5YZVf5i2FPVL5ZhVf1iWVjVL5apVf5i2FzVL5bxVaaiNKyw8hfDHKt+seyy6hfLQFf8cvHj",
+	"7Vpv6yTAzaTknrytS1CZPdQUZXFhpriBfm6vPJjR0+3P4jL6ur1lRm91Wlr6u7VlTo+3tszp8/aWGb3e",
+	"2jKn31tb5vR8ez3zjL5vb5nR++1FwjP6v7Vlzg9ub5nxh1tb5vzi1pY5/6jT0vKT9WqVt5+/vCFJY/6v",
+	"mCQFpwhIFPFUyfXfdNh+FZqeqc0kcEw5k6X3ZzFJZB5vkHV3of6apZlibVu1wxCe2xHqvFYLOBchZURV",
+	"KaavaGAh3JOolFaPx8jHgiQTGkCpZ62nuK0IYio/Nqu5ijs+moxJov9a/QzavNtPiJpUPndg+oQUvcIX",
+	"teIUs3fbuaboHt0nAkN9QuY7k9n6rtmGXNWOZyS4HJtXgq+zwod1PIhJROSktrtxZqa+21SKBIoGJKoH",
+	"NzBZ+cCVostfp5iEB4VpSBXK5iG8wuvpda7fpJGiSUSrPM0/chGF8Md//x955oc4b30CjIvY7fQansLU",
+	"NJ7Bf/0nlAaFf4Tr84BERFzw0zCs6aQtd1le1rvRSKICU67EFaDL1hWQLJq2xiyze9n7LN/7td77bG7v",
+	"s/X3PnuAvdfxdldyiWoamGf1Nz3CrX6T60h4NXmuZBHzUUWOL85j9fw5L+DWArhL8nWFdtDkBVm1gvAZ",
+	"Htu1Q8VwHumvSMtY7w7wS1cn7pC65gtXBO6w441g3gjmjWC+H8Hc0E2xk/otuUx4Q5Lm9tmiTT7QDXhx",
+	"uG28OXJweAAgtBYCtq5mczq3HR+6IaHRzIMp4mU0M0kvIKsU+khu5ffCRXFP97KM690qdC95FvRs3dIw",
+	"/xcu+deCgnX+Dh4f9XfzEg1SkTipVLLuLTS0nJmKx5gBQN7Vs4DXCRX3s8f5ctH1MNeu/l3Ws47BkAg+",
+	"FijlBX/uDm9FkVEynl/I2um6TBXcmw7ENLjvE1GVKRKrE6WcCpQOhhezBI+PX2gy8E+sFwoVjAWf1rOO",
+	"VmuyybeCVGZ4c8F9eJ2goMgChLFuiWGNwIRK1cgC3PUtZq48c2+RPJdw2aHAHGLeFrPngPlFPcNc4lKf",
+	"xn3uYAUtM5G/I+ZwB3hlJH4vRPmlE1pT6nBBye3ShZrdb8s2+1BmwNxht1gRfhBzoMCEFkOiYOvNCFoT",
+	"OZvNAXwEJDcWMmPAPpGfswNkpSGQj/PB8eNlv7qR2fmeKvXjxawgq0A4P9tNT9mbhuEpK4GwgJ9R+6SX",
+	"66EELqnLDA4ExvQKmcs1uH4ZRVFsaJXWTZlUIjUXA4u6dyGA7vmmdZVQzZZ7m7jLT+prqldcOqv7c53f",
+	"J6QbErVzh9kSrpqvqek9t27DD6RiLB56G0XrHEweDCBthUbxaK+5NHRmCgiICLc7X2CxfiptpvfXo7dc",
+	"vZuyldUBiBjjqVDrvCqt31xNMF6hWp3hCIUExYHAhW4GXX/nanfHdJE7v2nx8NHfKiKwbApAfSD5U4hP",
+	"c39NaVh753VM7wqQlyGweMmXg7JYSek4bhOGpXerDQa+lKngc73TfqCojg3B/B0RTEOq1DxRtk5YNr7r",
+	"9m35gVTIpYNvt9b0EErkPFa0Fx4Xmbe/SQFqvPLbzaUVsteCGCdqll0lLsWsZzIAuszlKRFIIpOeRMtt",
+	"ieIKQyASBp1BZ+u+9UwDgeyZ7cpbV61DyAmfMle3kGQAXLHJERcwjAi7tBCW0CUwwqndmftqQq7QyETv",
+	"rnv8hMwkxbZXiLs6Qsug6AOoeRZLv6h8PHdCv7VmaMvhNyq8cwxrH2tuft8t3PSDqi3lw2+5nH44xSXH",
+	"jFZCxIb2PudshAJdTq9mJIOdCYJ8qu3PnxyR1vcIUHmeJlXB6hciRaM+EFA86Sm9ybHgaWISytiLQ6YI",
+	"ZRK4msxBQJ6AwbLCxnYaFo+pyq4Zl0XQJVZUyTo32VuAhsgUHVF0afFDjlpZUxBMCBtjlpgmISqY6PlT",
+	"iUCVuS9DEgIfQQnMZlt/5XrphIUgFRdkXH1x+QnCTW/HHUUB5ltF2iLiNqrVLOPul6XbbND8K0LzpvSY",
+	"Kopqq5h6KBi0FgAPpdetQIovQpd5EB2vCmNaDJ3v+Zg3LicVkhgiPubb8Foz+JiMUbNgCTERl0Y2RFzI",
+	"YxhGJLiES8QEUmZZd+jBMEoReKoiytAbMIEhJILGRMw8GAtEBhIDzkIiZttwoeey40HAYzRB792zp9vb",
+	"3rf6P8/0f06fbm9v+Tb6SEvqgZmMoXFe/dT3YPfnEy2wrlAoUBwe94ZUwdm3z4xAiLUUyZae0GuMZBbI",
+	"pHiEJtMrDAkLB6xLmKI9ElEiMQQMxyghoghDVFO9cDeIETOpMI/ptPy069+6c8Lwz3xDHHBWPV7+vFg3",
+	"KQntT7k9qnUflK1odYGSW2jkIdTJ+yQTaIBKoBEigU+kka/99vjrJKZmFbaMYtsna5vfdws3/bDKaenw",
+	"W654PaBCmmFGOyHCh81ZcHyI53YJbdrueb6QNRKZ/jghCggINBkm7KWj9IxknOqfbOZqLhAkmUkj9fKn",
+	"BRUPALEaDjFhdIRSvXZpsYsBba7U+emB8ekJkKFEpvKEQMT16tp71SGaFBnSgNHcC2/NwbXTP3z5eP/l",
+	"s8OX+3tHh988e1LlarHai3yGE8oqgpjO7c8gqVYs8oU/ymAAVyjMS4QhBiRGCFOE6YRGui2V85sKgTDj",
+	"tDqBvnVSBakQyMqOqSJJiO6i13g7MBfnkXeAgiJjrNj+KTCcolg534RIiDgxmUo0utAoAjmlWkdTHIiy",
+	"EAsmGKaRey9B5va7QkPINl+F6GeoCGUY/mAhf4dc7dmZ2afJ4goFCDOorI/SP07Q+B8NOFzBmQIXzNto",
+	"c+bVTsehVlQn8xnZBUZIJPb6+9u7/apDGqbR5V2thWdpdPmK2huiZXRyC38kQc8BI2pCE0y0nvtJ7vxW",
+	"4MDHHd3M3zLartOSnYbMRwM2l97YOjtNpbFtOLX0bP27GbQMQRnNWfOgkYnvMN7WmIRoowCNwbqECAFn",
+	"Cpn6zuVqWiDc7057e4dHwK/MIZX3KBlJ5IQru89jUydIWzfgD9J+fz9IiJqYvxDsF3JCzFAjlz4xQvvz",
+	"YMD8AUtQmO88kLYAwHBmUlxZNuWbSfysc8Y93py+ff3q5fnF9l8lZ1u2EqwkMQ6YBf5Y8xblvtRkNgHz",
+	"XGzmEPYEQjoyviC3DReAovdSHNSAje17qaJxDs4C8ez2jp+M9oJ+cDQMD4PdsI/90R7uBo9HB8NvyH64",
+	"h7ujPnkyfBx8Ex7h4eiA7A/3TLsno8fkm+FRcKhJhyhtPHSOO//mBv2p33tCeqOffzs6+PgPVUhdLHae",
+	"Giq4Vml0Pexp79XPv+0eVQ+blzM6VZW0y+YIdkpkqQASZaYAVBZjJB5l4q/74eL5VhbVsyx9DPnQyFRQ",
+	"wnJYa8ouGZ8u5G0iCnuKxljrddiY95a/5LFW1RI1c6zuo9e5KnjiMpWb5GuuhalLXCZw35UdXpAdmhdt",
+	"9/vbR/tP9o72b+XbpdMsFpOzu/ljmSdgL+O0NVj+Jyq4C08mcYpSE5GQCrrDGdA44UKBKdtSP9XgolRq",
+	"qVJ8jkQ2lwSHASZU8hCha1KW9UigIEFBebhlMuEwrTZBV/B0PIlmIOl1b4p4CYKwS9T6Awv5dKsFV/bI",
+	"wgsa35KFZiVB1yBgzaOI5sjVwfMfPrx+kckM2y4D7YnJpsINJKVnuQzPAV8vw4qpP9b4/lYkrXlDZjB0",
+	"cZF14kCrcxffPX+NzVVjCcGmqjkNlG/qoS798tJC1S+97s0AXRIYQxxxt2azPiNPRjSKrPpXsNOqmRt2",
+	"qy3k1yhOvsDxOUy8zd9mV9+g3/q+eMgXFTqxYTf3yG7WgvyGRzTIIxryvhU8qFVaVaO7bddWH8j1PnfQ",
+	"7VWnH8LhXmBBK+Ew4ckLt50GSvDflmaePcMLQTSfXQbDC8GTxETzhamtvjhBGKYzSCZEYrV7LiAKx9zW",
+	"gayYzv542+Mgx2MhIkOM6qqsAZcVg74XNECgDCjrGSs+EBhSVbdS8VjQ8D2XNMsuTqLo3ahz/NPNZ/Jt",
+	"udfHnxcVtTM+Na69gEdprFeWA1ZPt/iq1ybh0QoX4yprrBveoEAU6EXXyKjOcPr6Ds336r6PnvDknQhR",
+	"vBeUC6oqgkfNz+bSogSUGFn6SEKGPNbwMepBAKfvXz+SEBFl4hHkFIVuKMQMqLJexL3+3i4EJFGpQAkh",
+	"11DcuksecINfJQRfQOcFXFmgrewgSkAuA/BWtcAxia8n8dBn5jxrKbobzrLhLF8tZ7mk7PlE8Jg0Fk1n",
+	"4sK0ASjVLEK4IoISpmw2P3lJWVuS7tirpCGRCIGBiA31M/60S8rcw2RzDS2BJAmyEEi+HaOruKITBBhO",
+	"I8pq+0xHaRSdIQvtu45apVM0yDH8gYbI6/aZEhXUrc3yCTbxfAxaaWv5EhbXXx9Jm4z6vBVPv/LAxg0S",
+	"1kfCphwWc4jeFgs1X1Tju27flh/KXbN48K10VcxB5eFA0mZ4fI9X2OCFTpqMBQkRzGvOXBJ5kLKIB/bO",
+	"Rk20xMka2ri4YNaqTIYr0rkYj36WwiXSgJQwnXA5n8fGlXGvVf1Xj/FaYVwRq5BdMKhMxzONt+EHEqUo",
+	"gbIgSkME/+XLX1Jqjc/8fPWQx8c/vPqL74F/fHzKaGwS59uPryijcoLCfjrnKQtfjkYYKGm/uRCESWsT",
+	"5H3+mUbRc54ylXW74MkrQcb2w2smEwzUKQt1O/9Eq5M20bWEmMyM8klEzQuk9WX0J4jd4gSWUrqtLWwN",
+	"6Bu9Lr07dX3lquCGkL5GQmpQfctptW2iuek9t27DD6iwlg+91frZQ6mrOUa0EhqJXkxTzhOpRy8qZ1tt",
+	"bnvtS4HChV8ZVaInee4aHR8/50wL2pREJr4k0xSbryF9H2GSozSK1liBbm7knw0mWacgtTmK+nisYbwS",
+	"ke8/abFFnPvIWlxHrJZ87KuzD+dHUw32+bK6DrwrKa5Jj2U10X2GYvVfBtmu7Q1tN32ukLwbEr0DiTal",
+	"JmYcoE06QJN7bdVGm/TNvWPO8HV+Az3fF1k9RM5BqkbgwlqkXRr95huaW6zYOab3gCf6lft5vrzDb5J5",
+	"tc6JkS+q8V23b8sP5ce4TZ1qH1QeDiTthscDIkjrceOh0KK1UDCC6MLaJKvVg1XfL7+IWpxgYWsmNlWr",
+	"WTIhAcIf//1/QNfdbF7izHye1xLKFSgql90Uiy8BpiVnZSzPxnwixmY8yVMcyxgVDSQIdOk/gSrzgD+3",
+	"Lf0vU21XXOArJCoVGK4TW3tvMVUVK7hNkzMn36RD7A6H/7Vr+F8ynjTEE3M0bBNDbHKvrdroA+lt5UNu",
+	"o8aSw+JBANFWKMxzdA0FNnPPYKrhYf3Ntz1OKYFmvukyGJY59G9Lbo/lMlM/L8se+zZdTRBStykgJs+R",
+	"fRNgsiIFnClBAlWuTzbXwyT5ourY5Kv68/m7tzZaxWUPcLE14bYBnYgqss4NJY9ShfDh7Hvjx2IuazEX",
+	"cEVD5OCSt8UYUgITLtWJiYQZYn4RUzyonyiVyOOdHdN4+4pEXBCmeiSh2wGPd+z7IblztI9Hwd7wqHdA",
+	"HmPv8dGToLcfHgQ93H+8f3i4t3d0+PhgxwkFGnC2nRi1Jnc3pYLWuVO4W9Y6jc0u4WA5i9M2+IJy9Tyi",
+	"yJQb2d8pffcspVHoAxEINhOyNBna/CwvgVjsuvCD6z/iAgLzhcyzROQPjLYHzCC+BJKFPIY0NK+x3GjQ",
+	"5VEIAgMuwqy+HQcf2ZgyzOaGfI4BM2m0tsyyF2Muq5KX3zGbHo3CF0RVKLPP8ixeUE4Mdgz+v/7rv/5r",
+	"782b3osXvstFkiewyBNWzGPfXn9vt7e729vbu+j3j83//7eVy/lhVfqut2mMggYuv5glab02kkFlbs7d",
+	"yhyPc+CuVOrmc7EtJOooSqE4DDCImHWB7u4RpEmCIiASYYLXJMSAxiSCkI6pkren5rxLercymlZuqRrR",
+	"b0CVnpzQJKFs3Nt90luV9czrLJBYBQ/T5KZBVbXU7ZuHXIkGqwZ1HSqHvara8ifldcuzuZUSvJWxdxHV",
+	"Vp7CinOsAsUyxMsUXCWUXc+GNNJSmrc2aCBuOS+vkKk7iBZfD+zbK6NyUsAdK9B9QD3w8VzORManmUgi",
+	"LPTyi/YBcylVbT5BaXJPwkjweCFHqsmHQxV0s0yEuuFORBRK5W95prX+6pEcMJnGMRGzE8BI6uXS0cjX",
+	"Bq2v5a1fJRN0k1shsSit54dwd/i3eN1uwpIXdDQycb3VaVcDokjEx9IVtsoqLjASW9tcTZAKm0vUql8G",
+	"TL5ng2UmfKrZ7wyMlghT1EJe62oeCIz5lcvJ64Y9KWYzvRnPi1gJhAhHCniqKv17+uxWsqQ3mQAoEkjN",
+	"H3ElU3LnWQd+567pIlGUV1UM6JVPbYlSSqmjesw4IuYoR0/XYE7S++fEBQM26F7FGX406m1jvir3+j6P",
+	"3tKsSnogJzyxlZpNfY3L6tTKd4zHesnSOHuBI9NgYpxhpUD9IkjrOyRXM78SA0MckTRS55eUfah2ErXE",
+	"R3pJo+jcHMIa65DlfDy1cjLkGXyWrcL8sYQzlRy7Ikyr+EOEIU/HE1Ur3YLBhNpGv8VdfURVln+66tjs",
+	"Ms81Jtbf/4+lTjeAwFqdEWZ5J2rses1wsUXEXPRELuDDfJBYeeslLMgAv5pBNOnPXoNHtCjq88vhMmu5",
+	"0h+YnRjfZRs5ygqn6oap3C9Tacj8KphWSwwwu6BGd9uurT7QBcjcQbfR919A42FA0W44GF2tYT3CpDHK",
+	"lQmb5EhCl7IQr6Gf1WIxj3rty1jCAtwySoZ7nt+1EbK7pkahs4ezBElrJ593C7injBCuJMIFRbHi9QMR",
+	"VM3MY+9SwmHH3wtL68t4Prbuq5GbXid++ouRdUpxe50piaKEJDXzDNVKw1x6KLKIB4sCu5h9XlZn2Hjj",
+	"e5F5LegLJ9eHNxnuTPArxNiXQ/Prp1+Q9/YWe0Pfd6PvRnXSkiXVLiWk8V23b8sPqpHfYEK3DyoPB5KW",
+	"wyP3XjSQoj2UazpHTrMeKzwj5kKR0LgX8inrSTqeKFNpMWUyTRJTaq+Wh4hQ8SwVUq27vLluN3hvYi5V",
+	"5siqt6BIvaICLyorj9itZwVPI1OLWyGMqKj3ZplE6nzC1Thd11d1utDxhh0zznrStq2345DEZIxnhI2x",
+	"vkLwouhURVYa/5MLGqMr0Vrz7d/IxvAuB9VVwFID/Q0P8Yb8UVIRFhIRAkkVj4miQf2j0g3PKgOQznjK",
+	"QgkJClddv2Y6blPE7lkaRahOgyAVJKhwbJ8nAkl4AhGfotAEFXOBQEx7hTVnismY/EoZntNfsSbkBUac",
+	"hOufmEjZeYIYvkkjRZOIWo1sUQOMiAlFUNyaEjG/whiZAqm71tyUw+n3qAFo7+2XZtqtpIAag2uN7j0y",
+	"VIKoypv06guHH+e7vbBaoq0M9AZDmsb+7eV0c0xbOLhK4FaQVtXhVWNbJRCXN1/QYYnK5jmjV4iUZa62",
+	"yNUXWMzPVf5yiUGq7ajzwJgF+gA+SBSnY6w657fc1JvGQKA6diWqtVHhgwYsSgVxKhVQGxY3s8atCU9y",
+	"+fYMjgwjwi4HzNcT9cxMvqf7kCiagX+aJNo0yIKJoPuPH86+3/K34UfH/zmzAZA2dbum1YN+30a7UL3I",
+	"CRKbDdgFMxTTFChBEvrPOOt81CCgbGSyvmnrgwRm166nK7zb8TqpiEpBs2OqJunQBMq6Jtm/yyb/GZKw",
+	"x1k0Kz1VMfd7Jq5IIYlBz0oDEoGccK5QwB+//8/8Ekib/DbkJbsh1JbtgBl4Zo6Dwi/gwTANQ4rSg5gk",
+	"zi8QkCjiqelsCuZID7RoQUUte6AopDdgiS1fb5bn2egmO7ThhXpRRNrIZcpKtYw9SKJ0sW4qYeGAFQFM",
+	"f/z+Nx8kB621uHjogAQTlDBCFUzAAGhaCviBIaopIpuL7JXbAzZgf/rTc8704vQ3f/qT+QpeGlw0i5Np",
+	"EKCUMOThzIRD/TZwyuCgc6xVSQ8GRinUH//4/W8f/ROHyigEF1m/AYOFrrbusdZIbaVjPY7pYn7s2J9j",
+	"lJKMs1rInY9+doLgfrHl3c1elQaIASxnZjpNSh74Nirb/MUTZCSh2zMSR3Nf/FXaPIk7EySRmvxq/tYy",
+	"bParnVKPogQNpL9toaNnsM+nTPCU8zElZIzyEXSHGPHplueytJptSRMF9d3Fm+9tq20N6FPb25GzEoRG",
+	"hjdHRE5c57yBplZqHU0geKoyF0QWXe57dtchD/QH8Hfs6csdf8u6pzSFYwj+fn8X3pjorfcoYqJ1omjm",
+	"21X43/PApo20kXYwvwDjFNOr8+CXVJ/yJSZqfiH/lDvLQuy9eOlvbYPmdG60kAdpnNNCIvgQ5XEB+B3f",
+	"sqCD7QIPK3iiLTBRYoBQyf8MQFawwJN8T6tY4J/Az7big8QIAyVNYxeEtvsYcjMhL0XedfUNSYzK1HVG",
+	"lsbupZ1eToRKM6XABMrnMjjEXoguiD4IMFHFk4eISv1JE8qWZ8oDkijygbMs2k6PavBB2sKABmZ2OUD0",
+	"7gI8MblZC6PGPpZwO10iKT2jIVhz2HmfwBRjhFPr7zSvOHQj6zHNgy/dMeUQKbIjGT5tIzY9C48plWh7",
+	"Iut9ON82x/Xcuq163+egN8+HLSzskMab6/gRZccL8+oTyifVzfSwE25eD7CZPjwtSPUmysvwzRJ8e37Z",
+	"4Cobxvxovx7OtK2kOdtM4dY8mjw1R9N1B+NOZeu4fCaFx9i+g+n6pVuLY9B6fEauhsUsOJTnCt/bI4Gu",
+	"P+cY9be8DHeKFxT2HY2G/Ul2sgKlJlcEaw3N7df/4/e/neq9ZMUdur55cORrYWXc33v9fj6ChcK/pCio",
+	"Jma72wwIGptAkUuU4P/ia5ZIgwlcIiZ2jTa0lDh2EhOlBZle4zx3M4L6n3556oT0dsnveSwwNJvWfNpA",
+	"VS7MYwSi5HHOz0yEu9mHnh66rtvTNKWhVxrad7XYh7OeqV/q6ExvJ5/qJGeUlDEMszZDria2UkrODSRY",
+	"bWaIroIQiWMiTkrMxwqJIdc6B0T00oxrsNaImu7LCzKWHuz3D7wSpeQcO7+3sMCkmkcwzv5/9t6kt5Ek",
+	"yxP/KgZdRHY7KUqhUEdSSPyhiFRlRv9ja4VisoD2xLjR3Uhay2nGdDNqqUQAfRrMXPsyX2Cm+9ynuufc",
+	"+0PUJxm8xXzhJlf0RFZqQQGVCrrt9uxn7z17C7JDID/QRn2iXPFcqDY66FtPjIVLooPBxoNHjlMmE+ra",
+	"F7IELTysgQLeI4PmvqXa/xVNpqmzl82VY4wF2IEzJMVM5jAylQks1jHWixe9Q/zf/oGYqmv27ohwHQA3",
+	"u7QoGVwT3MqVyvNevR1feTMFW+HMKkrgNJWXqna90DmU4Rgg+uEBzK+At5gXyinjj6lcZdpMEEoXUWkj",
+	"LsR3gHIrOVkl96KuCc0nygfLctEJUjz3gCmIETDp9SWcV/y6G2gIF5ygEedyzo9QBk5faJoSXZdTQ14p",
+	"IQEuGQq5AZFmsrhQiO1rsQkNqWrJswHSZTkbW4hcphe4gk3fPXSxglZZAE3inXgnicrrh5PiFwr+E1Jx",
+	"53ltp0rEqm6EOkNLrgCw/in8iheLNiL5Yw82pRe8wBBbZOVW9Pq77jGwVGXjuIIzfQ1dXNk6uxwG8uns",
+	"DS8WuwTS5IfleQGm3DMQkl8hVJFO2DkpRels0DmHYzcvFAgRhXIODl8ywijdkz/pedJlG3vrlIErIDlB",
+	"DqF3alKbwU6Kn3sUqhuhXfFSMd0iMtAewcJbMxEAIpFIXo9776xRvbcAuYmYaLgfCFl+OD35LhFXtrhw",
+	"zExzq3CIOf3TIr+A/cH7pyasuL1fKvvxz3tQLImElxOR4N/kcufQBw+ZhzBnwGhclQ8Eo6G95fuEWF/i",
+	"yS/393KbFsqhRIRn1tlAdguTEcu1ZXhYD7kmuAsCHTUqJIQIUQWucPG7gEGIyHSf4sC486upRkZF+rLV",
+	"K9gDhCTAbpDXeoDghc2HfFEjAz+T1z1gJZ7tP392NAD5Ss9mCw8AAdwJLCRdNMBYEzkyqKIM3FwmPCgE",
+	"INIjDcKBWLk4aEspaL8PUM2kXagFbA/irBM5EBBMBA8yeeHQ5e5h4RWl9ApzjtgY1xZq14m5Rddcr4pL",
+	"mYtO0uvBL0kk9oUTI4QGhrzuUCS8JOV6kEDIbYBslCvWXMLV4EWupPNin4VJwhmZqx7uRK9QlzLXmfSh",
+	"IQQwOWPRMolAnpYkRkP748IaH5gmWS4Nr7RE4kWtPCBEY2KOHWlw5rRA5CljTV+cW+RIyhvemokqkKv3",
+	"VoC8Sct6qQqZh32wY2RpSzJCyqJlht91zX00wjaayoNAqGOb5/aK2EI6YZ/O3rjADifVqUjwFL56f/Zx",
+	"WIIJQyPACMKPc4F2eyfQbO99oSfAiv8Nicvqem5BwEngeLBgugTDdIRXuH0UVZL3H85fv3/3MQFcHOd6",
+	"MqX88OaGpFG4PqHNg8GhkNA/3iffn55HAqArEqF+f+nmiFgrgfpVHxFeTJmZ+WMvjOb8Zq56zNMMhbHO",
+	"6PGY1uVHPthK1HzQTHlL0DEoLhVyMlMYF91rKgMKsdWBEDcKBJCCKFXnucitBDwHYsb86N2oDrt0hI1S",
+	"GQmhgWF8PngWUlLS3JS5VLmdq5LRJyE7IrIIaozy2nVzlZZ0neciHAyiAvLfmi/cdNggq//vSmr/7dHA",
+	"BbXB0m2inZjC/bgwXudCmlL+Le/qAIaig5gCZ0ibSWDj13kIAhNKc/+IS9/7yLcIelbhUwY2iZgGgmrY",
+	"IZL9PB1YKZzywb/ZjpFPF95OFHHY+4NoMBhAq6ObAEeRSHo9wCGYtCocSAVzQBuNjNANXmmwD7QUZ8oX",
+	"N72TMaXagOnAmIPjuRAyy+DOK0e0PxiwSmGGqFjrqTdXRY9q1js9PPgG+0KyrXcHs8Z1D9oSfD9CDSFp",
+	"k1h/DESLDnnjQinyoZznMkVxg3N/yvAuBHeDLhoCSmJsD6GS5WXssoE6XaZsKInkHujkjz3Aj7z3cjEe",
+	"K+AD4XxxMzTSLmIxNA+HYV7Ya4DKuXR4zc6Iqgu7mEyBbYPvNxVio3YITzVWWCZLBJGMMAN5PkJcr2cK",
+	"H0NH9lKJ/YOBCOq5sI61A88+BIi00uH7+t5+/5p4+kO4sFEDAbNFVa+fSiP2j8T/r19iZAQhSKfuxOGz",
+	"/VphSfoFC30cHWLxw/1ntDIgwdM1ayxfHl2uCtuK5Mo6i3ERfDsTygOjihqr2MGubFEqvyoEVmbip0kk",
+	"zv7wSnyzv38Ajf76b+Kov98t1UT4BGGNUSmylWluncpQgAXasjNVCjyGYSsK4ISXLXCSDZBiHfQHOWH1",
+	"1VzZea7+5m8APxtKPYQ+uOISkFX2pn6WH4t0Kgun/LcLP+69SIBt2CNaik0AmiCEMNwFtk4UykttVNaN",
+	"WGeKFXUtCBbcpsBD0mqeqcymsUGpYkVxzJ2UWrCRNrK46daUsEGNHHSyv0DZz3u/ePs5iU1nrba+Ln1E",
+	"MAZg53BBWZHV0AY57G5U2Cun4MoNf+/9wjzh5zCG5d+D+RrRWnDijfilhBU0JotNqTHZdSysbhkNAgdh",
+	"Y7mO1qQKgZqnFRvqEicObOtyATGXiD1BnRjVWFxLY0N1elmx2vhmpZEFeaAMbHGh5p4FK8CxDJUtfN2S",
+	"rgXO05BkpdiAPLZH4hhqXwIokmY/yLAAsHbMrSCjYhfe6UyxCjs8JGRaJrHB+5xzStc0+sbOFcKnkKWy",
+	"HP6Ft3gEyxmb6hVBdBI4O6cwjqRbM1wFCZgeWyJ8HiG1AImOCWoChkIiEmkzoSKxucK3RRASaUq5NhdO",
+	"jGR6AXwNni1kJYHMZW3X8GMg9G4fSu46wQZGsUntbAb1KrE9XIE1zS0J7d4OiR/9wToPcIUWOnA5aYNR",
+	"eLARvFy4jYgd9nGrocTwxeDFIIHDgC+MCSmDkz/2/mCLK1lkKut9KKy3tArCWXrtzHWqjFO1B8u3r89X",
+	"Hivh3JPeo2+LyR5XcntQ9nO047XPa2+d+BqFKormc2XNr3q4s98f9AdQmTFlZ7jzrD/oPyPX7ym+Iu/B",
+	"/02UX2/i1YQ6jpOgPUqcNdlgLfzVN9pb0jvZlA5/tcMRPxAg79hgHfs7OHB6dH+d7Qx3vlf+BztTHyiA",
+	"XeC8cRoHg8Emk5yy3B5W/BztPBsc3l74nfVvbabHWqHB2PO2HeCBoRrP7lSj9sq/M/zHn2pxBnbeSIP8",
+	"+5xm7uXE7Qz/cQfP6c5PUJORd+NmnjY0HQypfLeU8l+wc69YWEToiM3StbmAQbCoAZ2v3aKXOJLHt0nn",
+	"jRuu4ji2blh1Vd6ydXgf8b6FbQz8T2MbCeV0ao3oMNcQFKbFrqOoY7GZaWSWwnkmQYYVo4qBLzyt7ToQ",
+	"6Lslm4Y4yX1X75ixYUViZ67TCyAfUz5cd9eTUHnHktGISH5OwivnRGHkFCWLdCpG9joqoRpfGyJ6eKle",
+	"eaqnCX7nKV+qeLF2HWrbYhOkDe2Py7ehJQ/e8j1bM9sdxiTclDQC9ZeQ2MBcRvYaF+iK716868KR6tce",
+	"FMLmBeZ7+fFg85F6RTX5ZFWvKxutI6sie40WMJ7eLRWgl6A6aVv+H9Du8rc98od3PvKHbXpZAom/Iqy8",
+	"N3UaZkC+M7owI34LyNDLA6MMns4Q3miVoy+ffVehgJ8UhrEx/HCOb81s/4SvYHCQDLTOJVgTXr5o1Erg",
+	"b64EMxUbipy4FcK6UZPzYNECDY9KcbNcVcSg2LQ8pBw8D9dnzTXaKBsB4GSkN+gsDMoC3OgugkuXe0xg",
+	"WRPRZN3xwVF6IfGxajMyvPZq9tvAAvr73Bk+nlDha6ACEiDeMKo6vS2wgcWprYx/TW4mNKDQZg3hebgu",
+	"JlrtedwaCsuPZ7b229qYafhgJwuS4mZdujGr/GekICPRAk5HbJQscl2J8xvOB6mZ3Rcdjica/ro0/GNd",
+	"M8WXSNOyoj0x17VeGwn7A+pYEeuGdQshihFsshB6rtSIlVoPXSBHXTMpgJrA8tLoS+0Im3LUY+KJDh8N",
+	"OAv0godxU9BMjEQtVoJxbGPX7Yt3qNBAs5kNt+s2PpuubpyWLapRljdig/kWnc16O1K1kc6nFPAbx7eu",
+	"bTyuDm0CPyfYe+JtEq60pm5g260YrvXyLqxZVcSG7sQhec3OVeFwESTbsOKs8J/lXYzmMdsx4iXpRr8I",
+	"Kv5Qi+fX4nY8t3co/ARDvyEM1RXkgVhrmvJb4Siz6eaLFRX9cG4NHoH1qn3g99jUuoDyffLSyq1R/X9y",
+	"ybEwVrz67l2XVd8uNktvBn3xDp9y/15eyo/Y+/GygXowKsdzXaqCJdmubjgl39nUPUaljnYoAax5u9lA",
+	"AmxvvpEKDgaD0ogHn9DRCyKoJVhn7QLbL84UPtk3CjNfpJ0YS52749ig3ajGMKhkrZNbmYmRzKVJVcEv",
+	"pKXfgTbOK5lt2OkfcAJfts+FHanWm/baoIdo3kIBqi+VgZnjW0Vt4cvBh9VH2XDvFzeVB8+PNrMCJygl",
+	"iiSo092NSUWvRy8oLFqq8j0CTewqA6hACq4KdxsbPE/Ya7B8QWsu0SEvKzSURaM2tFLzNjxadUn5FZuk",
+	"1yPLJBpFb1HkSUPdx6Y9c6uNF2h/yfu4FNYeHzPGcPUGuYBpjSVmlJT7bEGDnjfBKYbGH3xiki3WZLfY",
+	"kk0VawlZB0cvwd3j6lH4/GauShzyN3NFK4hjvZLsb8ScVSQSOZ/nmmzK9mzqle8F241SRuDZlVf+hbFX",
+	"sdHAZOET1WRB5oAV3sL+1Ib0kYmv98HmOr0ZBiONnitSsWusUbvHsXHSZCN7nYiOpNEWC5RIyCQHRwNY",
+	"q7Iu2yEV1jm2YuqdKXriCV3EJsXPFj8nokMvhE4HMzk1GwFz7Lt9kaB/YCI6/Iw+EL/+m9g/7KLhHc4l",
+	"GcbGXqoilxgEnnis7J9kirZ3yOQg9c1UgbGatRHSpYreFmyRqUJ0golYrsZ+GJtkhr6VsvB70EXBD3Fo",
+	"1koGPJJtGJRBfWlW2Pk8MHiH+0e0IobsyWJDsZrJCpmMFdCJtzTV7tBMvu0NkjLXBvRGZj5igfspDZpf",
+	"0HrE/AmNIaBZMkJF3/aajQRPf6JotGTlh/vXORgMUN4c4Fhjk9AxKJnWo0NyN96QHOC4KaoukyGcNiBD",
+	"0eFpN627qHh3AxS/BSRY5UZX5XWYya5jAIpuG3I/+GDOKTALP0tS7Z26+y15f5OVdzP28zfjF0fZ4MX+",
+	"ixeH6d9lR8+/kQdjJeUgff5cZoP95/LZaHw43h8djAajFwcHabb/PDtK95+PBuPBQA5erPH7/SLelpbo",
+	"c7RzMDi6Q+mvxgq/lNkZ3eGteeF31v/BLgz1sX901z7+H9+1742qLsBm6praxYt3FN+5xFbcwvDga3vN",
+	"Rg8YFBK7IzSeYttFN5VsFlMohHwXsRhYUzbxbUsV5I2rTNOhRlBNG3t1jMZznVI8L9Cvtlvjv7hObJDL",
+	"clHNCCudVjaVCCjBaJcRpzTMDMhT6bhi06FBk/2l83ISno3YupYQSuONhJO50j6ddvviZIl1Q9vE2PhC",
+	"jsc65XcvMumtr5GzpYsAXXdkMh3GOLFobLEBZs7QWEM599szfS259XcWB3mzlXLLadzOJl7u78kJ9FGj",
+	"2uayYEQiKnJXbcBd3s1euw+5vMGYzFNZyNRzuqtbqv1Dm0KU2egLdQY4d1iE3xAtvyoBlSqXz03JwnlB",
+	"pFDX9hXAHiD/NNK5xjhBFTUx5SxR0uoT28o5C9EN7kZObd9c7kJ2/3nSeO3V7Pd8kf4VaOl7RS7fMgSx",
+	"2EAvHPphK/S85DJfE3u+PojALG4eCYjwrooOxw5Np7KYuW6NDsp0uCuksFfFm9xKEZQU/mFQRUim/0hI",
+	"4yZEhC3tePHXu5DHbUYcZ8ovCkOc8suqS+BiVT4mD2gy3UOXMyzSXW/DV+7Q/b+tqrk8XVkbr6wahbaj",
+	"yNuZnZdM3g+BfJ4oZzvl3EYzJstv5XeozH2/2WAWj+RWI/3LqNy42ymgFWpAyYcAGzCPJ9zYghu80VvI",
+	"JlWFmllzm6z0qip2v+GDJ/JYJKZqe0XnQue5GEljVFFFLztJSQnzKl/4dFoXpWbapevopAXChEW+/xgT",
+	"ZvKEMhtRJq02ewPpVAE2Mb7mdqCpCp9rVXxU/t4jzsqMHgv2LAVWFY42M1AJR2DdTChtkGZlcR8A5qzM",
+	"6Ql9NqPPGiLbTmNoidIGiMoMLPcfgcqpPBrowRlTPGcylipkgY9MQmLc6F0nlnLskIf7LcrkOvm0gqey",
+	"i4eAS+VkngBpCyBVpHc7LRUy9bfjEJW6/yAE83hECITbJjoj6X2OZnwOnaYnFIwuo7jyVck69MwLOymU",
+	"w9ZXCaYl8kDZhwE7MJMnzNmKObzZ2wkIIyGmtyp7qmL3HHNoIo9G2VPftw2yeFmkDYbw8j0ADOGZPGHI",
+	"ZgypNns96dRciTc+jzfMtJdCeLM1NjQjOhzgiPwRiprXcwi4GbEJO+ZiudR24RqxeOfFwtQjdGOr8GEm",
+	"M9U9Fs+DQWxpxZpRGe1iszCFkhlG7baFSG1RLOabfLLe4IS/0+PxFxluQsUnolshuvUOgeh+tbTZwRu4",
+	"MvytEWjwGlwi0jaOyqcaDYzJJYOCZXfYo9aoq+DsgI61Ie6/ExOrzQStfLt9imMa/JeQTGEJFj5QGvmp",
+	"GEWOsa6er6IsCLMj6qy8I9ixNza2EHXH3oZ/bs0jQtFMqmB0Sz6Vm5wNiaR/Kyfcn55Oz1c+Pevcabee",
+	"FUprtZUTPL386tbZJ3iwW5X0vw+u8ns5U7gwj4St1KaHYRBVIIb1/AF9bsFW4trdf56yJIMnhNrIVDZI",
+	"ZzPlXAPPtzVYzhIvGcLyGTl3U+tFLm/swotOEu68kBMOcz/tkevtWOecMYA/xyahLxRplr5tKCx8IY3L",
+	"ycMlwoilhXJ7q/WpeCNtlKKkTui0NPmTnvdqmTO8LIQs0qm+VP3KV5q44CRkZwheu5KCgXHM2irGYCqN",
+	"cAq9WNEMlbKn+L44MaFx8gHNKNYuRxklzlu6C0oREVGIFFfmqMRYrkshpo/rDpZVIii4fcqGRC6dFx1n",
+	"hTQ3saliXabWhGQMtOdOpNZ5StXCA3W7YqZmtriJkJ9BBkqi29ap8UVIuVKoySKXBft7O4rRP6LAvVGI",
+	"352p2AyODg+hJWGvjCpKdvKT0ddCzS0ZQczwRJLvM8YTR2evMnwDO5VjSqHYTPCpKXxjD2eOgG7NpOb0",
+	"nalCN8JPMHVWbw8gFE1jU4ZrWspbwl7J6z3ERRnHfQhUQSkiXCMUVDgNooVcxkISZ4UhBzdyjXeKXN2D",
+	"/yA72aLfdKYyWId5TnEs1zrZnuJW8z3/JUhLDTxB7OflWKhLOyk5uQQdpO28Hy5pI5/O5kAOTJxUJ6EQ",
+	"LdLcbE250/+ywAbD4KWa1Q4L0SSRJLG9GBnAFqnKYlOoHmef4kBVIdB9ecAILvlE0/Hs1uWtWvoUFqNi",
+	"s390ux96zdW2Hnlp8xkIO3lX3udtOcAv5FWeTtCaE3SyIi/d5QSNc3W9VXb6AxS43/pzmAJwt49E0IEt",
+	"pbBz2x9uoVwLOeeLCOB3J+YEGniScjZKOSXdbCcbkISAKd2ucgGx8i2Wut/YEebxSLADxdwZ71sp5uK/",
+	"VwlgT/280PM5cDztiOG0Vv5hkEU1o8dGIEI1NvMutNLi0lld34ehaWvO6eky2ngZraOzNmTWnrQeDkE9",
+	"kdHtZLSFdpQstt9eUOCeX1dKPhabadhO0ZHFzJKalDOpLTByUsM4kdP6NymhDYB8CT38/sBDySf7583A",
+	"MdcqxUx6E9rtjUSDkRBGaICxnQnGwBIvueDXhBOKxvG7wJ3anH9j+LkPtIZ4RYFXRiVdbJG866TWAqdq",
+	"i3//4ao2mSfU2ohadWK6hZbw4Xc7YFGRL9otfC/+SON7JIwHp551iznnWucktPVggRTAtoePRMLpPzVE",
+	"Zyyv/4SbsLxRe79Qa5uftyj5KEXKpsx2mehwYtxceY8ZTZzqCjmR2qwbbwp88TFUwAjVscHcfpjZ7pCz",
+	"e6gJxv/X4Rlr4RQmoOYA14Zytq81QA3EdMd7D6sROX0hcnzENT9/krc3Ige/+mPcWTInHhOa0LLfRqEz",
+	"OXdbyLLMRoNJXLgJNgcxsgAyuaTgDV6mFP6+1oRbjToGp+0t9Hm/ZbK3cv5IkBEIhFAwlXluF03rO9jJ",
+	"Bi21YG3eyvn9Z2neyvkTIG1kZWa4xRuohJJAb07fVdiZ8lO1oDw1aKXlNJpFjW0xk34o5nqucm0wQflE",
+	"RWJcKDc1lMsbE6pjBnj6GJvFnMyp1tgddbQZW05LTYkcfjg//1BmFM8WHE4aA5XbhVex8Wo2z6VXdKlS",
+	"VU5MLguFhidVnrOz05Pv3p5ujPpPC7Ge/Nh4BP6EZdjDtLjwrypK/3Jg/c/RXZey/xuCUYNQaiOblcuw",
+	"LYz3TDsyftjG9L4Nhe755ULTeCwXTLVpWx1HQ7k2NwwVfQC3DE3k6abZfNOUW72VeCg1sb68RWp+XxW7",
+	"3xBSTuRxgYiw9Q1sSREtAKVczvsPKeVUnkBlI6jY2nZvJaJ5Lm9Ukcoi244rH7DcKyx3v4GlmskjQRba",
+	"YpHy3m3RytaIoQWkVAt5/zGlmssTqGx+lKwIqQ0dee1z1Uo1V2nlkkw7qP1OzlRCeQmxmXN17ZP1ujja",
+	"unPq7CFAE07lcWGTD7vXkqhaoxOu5UOBJ5zMEz7dhk+e93wbLRVqplWxl1oTUuRu536o/Kta8XuONMsT",
+	"eix4Q/MWaWMnKw4Zv26lkzbQs7y4DwCAlqf0BEObYWiFxtqQWG4nthUIvcGCDwJ+YCqPDHi8kjOR8xa2",
+	"I4r2iAPr+WCwBibzhDK3okxJUHelpz1Mmbw1XggU33ViJJ0SH959LzoYy4JFtNcpBgfhsAzacTiLXScw",
+	"5XJIGC4KldrcFiqLzeimzLJfyNTvOlEscgoTITkrsDBKZegIrmfzXJG9j6enShwHjho6kcWFKmKDjcM/",
+	"58Jb4XLr3VAUKhN/+W//IpJ5oWHdkkhMCqUM/ehUak1GP4/yhaJf7cLn2qjkWIxymV7ERjtxoea+L05l",
+	"OsWWhXbC4gLJ/FhII+xMe68y+khxPGCJaGwCh9aPTWxg9DTVsS0wEoeY62uVCzumDP/lzMhQwflC6snU",
+	"Uyo82D3Mbp9rlXVj86I30uSnb1TuRBGJSSRGkZBD6Gu/L95S/1cK2mDbBym8zVUhTQrdmUyci2/F/tFQ",
+	"XHXSrvhWsBt/Kv7yP/6XOI/EPieZFwJ/+9/i4Plz8Zf//i/wDS2zOin9syv2RCd8PDjv9sVH2E6aH3St",
+	"Ma+9HcOPi0KVOwct24XxTmAMQ+n5C8dlMUIar3sy19KpTKhsosowXTIsMZTk7RICY2oU0jjMG5jehOa1",
+	"EfPCzm3hMYzH1Zn4Vlx1im4krr7HPyfw50v8c9Q9ribOVnOLmVDXqVKZE/u0edqJTF/qjMKloAHTYnbM",
+	"ebqdj8QFLC6uSOfqTPwtdPS34uplN8J2taNB7zreo35sDtjGDQh4VzBVdz4gwTAVR+KjKGk3Eu8Fk+wx",
+	"DYoJglYvn08l9iWdQHqJ6DchxRjOnrZG/Me/i2/FidiDre3i2/9MX5dTcqpJQNUyd+xc/rxQXVrYGm3i",
+	"m/xQpPZSFUDLM/GtuICJn/365//49w+4DvDXR1wM+Os9h8sRgucA8y5n8i2sHlb99c+12r/+udbAr39+",
+	"DxQ4Ex2mYOh00O3H5hmtqDTuCmGJKBITtFunaucH0FxlHPCGVgl/60jx65/FrDsszyjtHiOQm8q54qAY",
+	"Y48EShYUgBqRcKnMa/RB+4qtIySc4LCowod330cCo9BkItcXFBiHPEdCpJ9UepnbCc+GY+WcnstJCEkU",
+	"mzJATgMnP/5w0jt4flTG7GHKCmQhLmW+UK4ZqofKxOaqAHgzGIkROFmf34hOss+Kuf3+IOlSHnxKFI+E",
+	"J54NDjkekbEB/LWZ9GNzImYyBxJBa0/YaLTuHAgjZyHrPCJpGCuUXYoWAlcShx+9MPbKRGy5YizNOEIA",
+	"JijliCJoydK4n/BmwtiolPweY5VIvOIApryYWefF/uDg8P/8T/h/Ih2H4zoUb19SLgS+HRv3IY8GwwfZ",
+	"Qk+0kTnnysdxizEQFhBFPbwKzm7lbiVSrQ08Nske3q17v7ipPHh+9DkRn87eiA4SbtLrUXCYHpbpLYo8",
+	"wa75YpVZVijnMFJRmOJhbKodgtvYGNgIW4grqT38KT3GuhqKuUSjXenF4cE3dFSSM+WLm97J2KsiORay",
+	"3phw3s5dNTMeRK7kpXIbzInqjB/yJl+NlbUT+4EwtW3xjwF321Z4T9j8pf4G5Rr8jrnfw4Nvbq9wbu1b",
+	"aW64H/dXi1Kzwi9XjOk2zjmkvtkmmH/kMvdbJqdZPJaUoLRloqPm2tlMEbYv549YyXvEP9RzbLXNw/Yw",
+	"iGRlQo8wC5srd/IudHK3NGy0uA8qCxtN6Umj0yoJmwv7/wUktreclm1VsRNyvHEYUmgJONm0mTPPATkx",
+	"SxsJifzn5gSDCfGpGFy104zsieAKwgqJUrFZ0gChkHs11elU5DLLQK7nUaGLVyTknOTLIEwhQ9yPTV00",
+	"KJjhp6SsVB15/JIHLWddFwzULRHeVyj4y3LZ3f1kPmU9/NpOZ+uyHgJRYExMis/5hYfydqx/KAD/hOq3",
+	"oHoLopkX8uYWCYOK3HMBAybxWOQL3DDWzKBb/G05MakGBVloQQxvqNxDoAiYyWMiC6YHYccc3h5/vQN1",
+	"tLleypV9AFdMOZena2bzNVNRVitKaklCD4R6nghnO+FsJxk/VbNbDCTPqcj9vo5wEo8nXMzsNotrKtMC",
+	"KnDh7j9U4DSeoGIjVHje5i0kw7qUzaERbJ7jo+YQZGtOvlZPHRGJZLTQecYjSYQt+JfvpFeJcHpiZO6E",
+	"FEZdxWYufTrFx3AjCiUzyqJRS7KZ9MV7es1EgV77Ib9dwk9J+dJM+Sxiw/Y49MoubuxCTG2OwRCS1+Pe",
+	"O2tU7y10mURs7EFhFrQTU5Vn4mqqc0WvpNrFxnmN0y0bxIyddpFnYqTEs8FhN9i6wFeViYPBQEgnnKUs",
+	"CtKQEQCvKpokUfwHVGw9C9ovnkyxME7Yhe+LH7Wf2oVfHbQt2MrBoD4uNjxWIXNYvhvhvMxDpAkac2ox",
+	"MgS9A/fFjzzFMn2Rmy68E5m9MkLGBpehtizl1GCw3IjoSHdBgaCG5RwLNc91KoOBQxftBUJDV2SxQW/I",
+	"U+lErsasxhO5NRNV4PpvUOF9acKQH6X2Xwgl3OVvDSa/vwfZT0ZeSp1j/OT1WjgOaIKhci/LndqcMoR/",
+	"2XO+UHK2Od+OSDDqCCZN61HhRHQw32jR+wiERHkZI4ogNirslUPzkAR//2gXRaoSRBUXG+27dHIwlRam",
+	"nJ9XJ5OO/EjxWQlZVuvmG2iblyRJbHQ2FIPnpy+enb58fvrs4Oj53738JjbY5rA66pn0cih+iXcqcIx3",
+	"hvHOSs2d6C///K+fue3YJDpjyxFVT3UaiQR7SDgDlwhJ3gBxoa+EYm5pg/G3/v7j+3dCG8AHJRKm5lNq",
+	"gMK3DBvJewKO8vZCExpQQY/HZeKu2ITSnHBYe9G5goVbAW1+SsCtISO+LhlzUbI1Wn9A2NWIOJHA1GsM",
+	"NZFYmFw5J5I30vkezqD3+rsEOtbptLnXmLUtK41W0EDAGJV612W7Hu0DUB4LudImmzFJc0PGW9WEJ8q7",
+	"pQS8u46nUY60bgWL9FT1H5uZdo7MnLAJSrI2Wng2ZtMm2EaixY+doeEs7mYnGaJpak/m+lIlXSS14kYc",
+	"PGdjQseWq/PCXmvlaL/S3Lpgk8WjQOPJ8wr4ca0k3HJwtoQce1WI/edips3Cq5BejyGfbkbta9fFsJog",
+	"Kcpis7Si3QgO2VTOnfB2+aboi+SH05PvknBj4FCnSuLzUW6N6sfmHWW7Isu6TmJsD9NiJV1hbCFGCzRr",
+	"w2clidO/EZ3kj72TNFV57yV+1WYyFMYma3OyfcSZ/5cqTezS/bL68Iank5kMzO9HNFCoVOlLlR0vgQ/R",
+	"o/ZrSBLvRzTeCzcg5lo+OgS2qpApDKKyjaufU+2EnhhMl4xz0jA4WridaAeqgJBQ34idqBazaSavKYvh",
+	"zvDoMFoJ4fRTu2BQdVhuxoRayjCNGC04y3m5/LV00sCVDpHUHSzvUFA2yRpsYkZJTFTZBNkAfaFKHeag",
+	"RwBBrhxMktVs7m8EGd2i4Wr9qDngngo0myMec5jQCt8a5uqcQiDCMSKtoPEYeZB2BdcRiNK5kAiud5Ln",
+	"9qr3Hk0MN93CXHuPqnJNrMj1PkfLzZ5ez61TvR+qfls3TFVDzc/RTiNz3ZoLmu+h8lD2MY7YzwtdqGxn",
+	"6IuFqpOdusYEiTvDnVBhzcJGOyund1vHCYMuH30z0ea6K+YSoRbtkel4EjeuPfHC7ce5busfAWe3jsdC",
+	"l5Uaw8S3WMP4biOvt9mY4RSvsooLK9ktzkrnIkxE7zxzDp3RDaeFpaT1Xbb6Dvh6JV1s0IzWTTmzvGxk",
+	"QRwuXeNRyfpYBKB16fMTgopkj1MrNr+l0uArsyzImLyRB7KRW3LvL//8rwnZViRzbYzKkthgUD/XZY6J",
+	"Luh1SUU5FypSNXNnoZPYSCdqk/b4FYVuqApzFGP0DPB6pmgFkokygMUqO/FJnd1ba9z7Rjtfuya/WJ6C",
+	"dn5jmeqvlJR0JQl9k5BbnZom8cgJJ6pvUarS+W0tPFpkmVauZbHqbfMOpe82ktal84uNkPI+iEEAV9qr",
+	"WfVQF5ww4CgFLq6WTLsW0aRjSY6iKNex4WDcqIBJZJ4n3aFIfol3uEWU7IgJCb8g3xHvRPEOnF4ogJ9h",
+	"QPTtM7thxDEwMsR9B7YyNjgDb20/SHcsEuKERjee7Fvwj+W0yc21WjOqBJqnxMpkQyW9CFMvHUmIIUKv",
+	"r9J3BWU+h8tHQMVfHF6ssQmeGgjNEWMVikqYTxI6C/V3y1JV+1es9aLC/C9aCjcUCefOAK6P/9xzF3r1",
+	"h3Ra2Jlc+ZnokRSUSGy1P/eqjzM5x/+ymUftz7rhHPy8bEcHv9WDnMC/SQWPpdERKOV+67kY4N/jXF0n",
+	"QcbHX8qcVI1/1POgYX+rAQ7qP6O/KPxAsEAzNhlXDlZ8tZFj7CicMz4zVn/VVoiv03LOEyUL/F0VamYN",
+	"zzAEy4S/q0h3CWZjRyI2KsSpDYJhRwrYqEAmtHm7TiS0zV3SczqL/BwfEb657JUJZBQFYYNofCovgWpL",
+	"N06MNL8mDfxSKmNiMtB20WQhGfPoJvASnNk+Nsyt4DmhxOAk8zUNKCPWgJLbDzaZowy2Nmt0bAC6wokU",
+	"nQTwLun2xWvUmaJ+BIivUM6pTFiT30QcUT9TtQ9sAYcaidh0vDJ4oN++BBYBBkj+RuLkw+tdh/kEANVG",
+	"BSntJ3/S8wSmnABHPve9U5PaTJtJIn7usddZbEaF9blm7gz2RXitjkNtkPorJXBQaq+01zn7wyvxzf7+",
+	"IDa//pvYP+g/7z8boh6GSjD4AdcJNYH6j/FE5aLXqyac4PQz1PN0j8Xh4AgGYI2KDS3/as9eXmBSbc0E",
+	"GCREfC6hb9YodMNCwvHWCjcF9tNbFB6xa9FZmEwVAvYW93soZElMDVTrlhtIAol2NWfC4D0oBXGHFPCZ",
+	"koFjUn30F5yj6oYmEKFaHvZ5+aUgNpsS5m9LPB6J5BUReO+NTZH/S+B8xSaVxhqMrv/p7E2/VqyKz+9I",
+	"Y8oHb8jufim+R8AIlel9+pjAaStUOD6IBNoJ/LbriDkORxS3PHxp3HndKOSfoP0eh2sZbYoHTPmVt2JN",
+	"kSowsZdYmFqmDZ4DuSpS3bB76FoYmDmcB5BGQIdyc+GEcoZ2mMINeeMCxJTgwmKLdBcuNtAJ3A2RSHo9",
+	"qNzDyskwFANQc0bO3dT6qJ55vnG7A+MwkZqILDZJocYoK3AjvR6Zwja66G54ZXkJTNV/Jif7VzeOxhH+",
+	"nv3pBketKpyUKPZXElBOG9xw4JHlaiZ4bZDc332H7wlAPzXBBbnwW4QW5jZuZ+ixWEv2v2I02pds2/QS",
+	"T3fX8q27qViou5S9Q/PI2LUu2LbhkoltX7Jl08T5tivVsklgqtuUadlcPXN5u4JLGa7vXumuI2tbnnKW",
+	"3lqmZXNLOQxbl23bfMg11qJUPdHV1uKcdejWMi3HWEsO0apcy2YbQeNblmzZdDNwdNuid2q8DCDbumzb",
+	"5teGf7xrlTt2FgK8tS/csoPKRb1NsSXf5btWuduYtnkntqrfsrfgQdOiVEst5AaD+zZ12hUujWpblGrZ",
+	"ZEgO265YXdf1BVXuNqaaBu3uNb6gqzv1ctcOlktX677ZQPpHLnO/LaRpFo/ERJq3NURkk95Fwk3tnJ7T",
+	"UK2HlLYlO/P6o3YblXy80OYVl77nDl7lTB6Lg9eFNoJ3uubgdaHNdrvprQC70e5+mVwegLdOOZcnO/zN",
+	"LjsVkbWnqhaOpRU5PQzv0jCRx4Q9K76ld4Ke1v6lS6TyMIDnyce0Be60cDFdZsTbIM7D4IyRih4Td0ws",
+	"cAU39OsdyONOWHP/YaaayxPObMSZGmm1o6S2NPRQ6OeJdm6hnfUyOVRQ6aLQ/gY3/5NTxckEvRL+8SfY",
+	"DzLG2eS7MbUYOLK4JL8Y7URm0wVa/3dUf9IXkswVRPmMju0lwhox9X4+3NvD79DO8MXgxaDb34l2FkW+",
+	"M9zZQ3rgMa8YrKPxlejMc3kjR7mqeXiwUxoFKi9sTibEcqRz7TWZqrNDB5t/AoE2W39JJmxRA9GjUogl",
+	"WyNgCyN2Go+aWbuiRoLBiEPfRILfZCOqLfjNJhLjXF2TMUttdNXhXh3gq/DIKDoj6X2u2EI/EjgnHCHZ",
+	"6ZfPkd1glQ2roq5gYLXO6okwV7v7cUXtQ7qeoPmpNRRoa7WRt3LOLaQyz+3C1/vHt6PVOqccijTCOKTR",
+	"upiTNC0OVVZvMrwBrLb6vZwpMStDnNKawL971uQ3ovZYWB8hPlOuNvZhNX0StVpmNWksM8XSXbOj5eMu",
+	"OSSZHnp/Vn4vYRjapWuqn8mrkDKQnIHIu0L45WnUC61p53y99ymOCU3Zy3wDQR9ca7s0u16zkQ3zCDTC",
+	"qiz76Z0xIafTFYMJRIyMTXvQKIyDLm52CBiu2AqenssJrWyw8yJ7QhpJaReLFnyFGuvryku75sBe2p/J",
+	"yumcPenGtgB2LzadpI1VWLffcPHHLBpGrTVdjNAIWJobkSvvEVScEp01VmVloHVRmpZFYjGfq6KHdT6d",
+	"vUEbvkFsgnMHh33cPxJTdS0zleqZzEWmJxqO2+HgUHTYhbM5tO6KhSd64kNbYQP7gjadfebJGqa+3KK2",
+	"2sGX1AU7vU9nb9DZdnWawxWXUJk54WD1ZU49wCIUdjGZsivop7M3jqw5YzPT1/D9ytbcCOCU8T5jEAUy",
+	"SKs5gJB9VzjEOMI1RH6yQrzk0bpsGMQmQGiTVzdLRTNbMgwacgIDdhTdZky7FFfUmqDmwJubTcahr10X",
+	"G7aWBcIi49vmtjbmOSLbsFXAszPlp2rhxEz5QqdkK0j8pS3qgFDynOsg4Yfzt2/EXE7Y1nCu7DxXx8JY",
+	"AUxID294TH2jsjqCQoUNwIUpDuiUX+pM2XAW2KC+UAzQbM5cOUZR9gPymxSdile5ManoUe6ApFsHYfhl",
+	"5/NPn/9vAAAA//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -92,9 +92,11 @@ func (h *Hub) wake(kind int) <-chan struct{} {
 }
 
 // Unchanged says whether the version record of ed would be answered 304 to a
-// request with these Accept-Encoding and If-None-Match values.
+// request with these Accept-Encoding and If-None-Match values. edition.None
+// has no version record, so nothing is unchanged: a wait is not held, and the
+// router answers it 503 until a version is loaded.
 func Unchanged(ed *edition.Edition, acceptEncoding, ifNoneMatch []string) bool {
-	if len(ifNoneMatch) == 0 {
+	if len(ifNoneMatch) == 0 || ed.IsNone() {
 		return false
 	}
 	res := representation.Response{Route: versionRecord, Body: ed.VersionBody()}

@@ -157,6 +157,11 @@ func Open(st store.Backend, logger *slog.Logger, m *Metrics, fallback *edition.E
 	if fallback == nil {
 		fallback = edition.None()
 	}
+	// The pointer as it was before the version is read: a publish meanwhile
+	// leaves it older than what is read, so the first Reload sees the change
+	// (rather than taking the new pointer for the version read and staying
+	// behind until the next publish).
+	active, raw, _ := st.Active()
 	ptr, man, ed, why, err := store.ResolveWith(st, r.read)
 	if err == nil && why == "" && ptr.Previous != "" && r.now().Before(ptr.ActivateAt) {
 		// The replicas have not switched to the newest version yet: serve the
@@ -179,16 +184,16 @@ func Open(st store.Backend, logger *slog.Logger, m *Metrics, fallback *edition.E
 		}
 		logger.Warn("the store holds "+what+"; "+serving+" until one is imported", attrs...)
 		r.cur.Store(&state{ed: fallback, versions: r.listVersions(fallback)})
-		_, r.badPtr, _ = st.Active()
+		r.badPtr = raw
 		m.Active(fallback, time.Time{})
 		return r, nil
 	case err != nil:
 		return nil, err
 	}
-	_, raw, _ := st.Active()
 	if why != "" {
 		logger.Error("the active version is not served: it fails its checks; serving the newest intact version", "reason", why, "serving", ptr.ManifestID)
 		r.badPtr, raw = raw, nil
+		r.seen.Store(&seen{ptr: active}) // not ready: not the active version
 	}
 	r.start(&state{ed: ed, ptr: ptr, rawPtr: raw}, man.PublishedAt)
 	r.heartbeat()
@@ -434,6 +439,9 @@ func (r *Repository) LatestDiff() (*representation.Body, error) {
 	if b := s.latest.Load(); b != nil {
 		return b, nil
 	}
+	if s.ptr.ManifestID == "" {
+		return nil, catalog.Errorf(catalog.ENOTFOUND, "the embedded sample data's version %s is served until a version is imported into the store; it has no diff", s.ed.ManifestID)
+	}
 	if s.ptr.Previous == "" {
 		return nil, catalog.Errorf(catalog.ENOTFOUND, "version %s was the first one imported (or was recovered after damage), so it has no diff; use /v1/diff/{from}/{to} with two retained versions", s.ed.ManifestID)
 	}
@@ -581,32 +589,29 @@ func (r *Repository) Ready() (gen.ProbeStatus, bool, string) {
 	if cur.ed.IsNone() {
 		return st, false, NoVersion
 	}
-	sn := r.seen.Load()
-	if sn == nil {
-		return st, true, "" // not polled yet: what Open loaded is the store's
-	}
-	if sn.err != nil && !errors.Is(sn.err, store.ErrNotFound) {
+	switch sn := r.seen.Load(); {
+	case sn == nil: // not polled yet: what Open loaded is the store's
+	case sn.err != nil && !errors.Is(sn.err, store.ErrNotFound):
 		return st, false, "the store cannot be read (the replica's log says why); serving " + cur.ed.ManifestID
-	}
-	if sn.err != nil {
-		return st, true, "" // an empty store: serving the embedded sample data
-	}
-	due := sn.ptr.ManifestID
-	now := r.now()
-	if now.Before(sn.ptr.ActivateAt) && sn.ptr.Previous != "" {
-		due = sn.ptr.Previous
-	}
-	st.Active = &due
-	if due != cur.ed.ManifestID {
-		behind := float32(0)
-		if !sn.ptr.ActivateAt.IsZero() {
-			behind = float32(now.Sub(sn.ptr.ActivateAt).Seconds())
+	case sn.err != nil: // an empty store: serving the embedded sample data
+	default:
+		due := sn.ptr.ManifestID
+		now := r.now()
+		if now.Before(sn.ptr.ActivateAt) && sn.ptr.Previous != "" {
+			due = sn.ptr.Previous
 		}
-		st.SecondsBehind = &behind
-		return st, false, fmt.Sprintf("serving %s, the store's active version is %s (loading it)", cur.ed.ManifestID, due)
+		st.Active = &due
+		if due != cur.ed.ManifestID {
+			behind := float32(0)
+			if !sn.ptr.ActivateAt.IsZero() {
+				behind = float32(now.Sub(sn.ptr.ActivateAt).Seconds())
+			}
+			st.SecondsBehind = &behind
+			return st, false, fmt.Sprintf("serving %s, the store's active version is %s (loading it)", cur.ed.ManifestID, due)
+		}
+		zero := float32(0)
+		st.SecondsBehind = &zero
 	}
-	zero := float32(0)
-	st.SecondsBehind = &zero
 	// Every route answers, the latest diff too: it is read (and kept) now.
 	if _, err := r.LatestDiff(); err != nil && catalog.ErrorCode(err) != catalog.ENOTFOUND {
 		return st, false, "the latest diff of " + cur.ed.ManifestID + " cannot be read from the store"

@@ -479,6 +479,73 @@ func TestCorruptDiff(t *testing.T) {
 	}
 }
 
+// TestNotReadyWithoutLatestDiff: a replica whose active version's stored diff
+// cannot be read is not ready, from its start: /readyz is 200 only once every
+// route answers, so it never says 200 before the first poll and 503 after.
+func TestNotReadyWithoutLatestDiff(t *testing.T) {
+	t.Parallel()
+	for _, polled := range []bool{false, true} {
+		e := &env{logs: new(syncBuffer)}
+		e.dir, e.st = copyStore(t, 2)
+		flipByte(t, filepath.Join(e.dir, "diffs", id14+"-"+id15+".json"), 20)
+		e.open(t, nil)
+		if polled {
+			if _, err := e.repo.Reload(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if res, b := e.get(t, "/readyz"); res.StatusCode != http.StatusServiceUnavailable || !bytes.Contains(b, []byte("latest diff")) {
+			t.Errorf("/readyz with a damaged latest diff (polled %v): %d %s, want 503 naming the latest diff", polled, res.StatusCode, b)
+		}
+	}
+}
+
+// publishDuringRead is a store whose active pointer moves to another version
+// while a replica reads the active one's index: a publish racing a start.
+type publishDuringRead struct {
+	*store.Store
+	t    *testing.T
+	to   string
+	once sync.Once
+}
+
+func (s *publishDuringRead) ReadIndex(id, manifestSHA string) (store.Manifest, []byte, error) {
+	m, b, err := s.Store.ReadIndex(id, manifestSHA)
+	s.once.Do(func() {
+		unlock, lerr := s.Lock(context.Background())
+		if lerr == nil {
+			_, lerr = s.Activate(s.to, nil, time.Now())
+			unlock()
+		}
+		if lerr != nil {
+			s.t.Error(lerr)
+		}
+	})
+	return m, b, err
+}
+
+// TestOpenDuringPublish: a replica that starts while a publish moves the
+// active pointer serves the version it read, and the new one at its first
+// poll, ready; it must not take the new pointer for the version it read and
+// stay behind, not ready, until the next publish.
+func TestOpenDuringPublish(t *testing.T) {
+	t.Parallel()
+	_, st := copyStore(t, 2)
+	repo, err := replica.Open(&publishDuringRead{Store: st, t: t, to: id14}, slog.New(slog.DiscardHandler), replica.NewMetrics(prometheus.NewRegistry(), time.Now()), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := repo.Active().ManifestID; got != id15 {
+		t.Fatalf("serving %s at start, want %s, the version active when it was read", got, id15)
+	}
+	if swapped, err := repo.Reload(); !swapped || err != nil || repo.Active().ManifestID != id14 {
+		t.Errorf("first poll after a publish during the start: swapped %v, %v; serving %s, want %s", swapped, err, repo.Active().ManifestID, id14)
+	}
+	if st, ok, why := repo.Ready(); !ok {
+		t.Errorf("not ready after the first poll: %s (%+v)", why, st)
+	}
+}
+
 // TestDiffBetweenVersions: /v1/diff/{from}/{to} serves the stored diff, or
 // computes one and stores it; any letter case; either order; 404 for a
 // version not retained.
@@ -695,6 +762,10 @@ func TestFallbackOnDamagedActive(t *testing.T) {
 			if res, _ := e.get(t, "/v1/diff/latest"); res.StatusCode != http.StatusNotFound {
 				t.Errorf("/v1/diff/latest of the fallback: %d, want 404", res.StatusCode)
 			}
+			// Not the store's active version: not ready, from the start.
+			if res, b := e.get(t, "/readyz"); res.StatusCode != http.StatusServiceUnavailable || !bytes.Contains(b, []byte(id15)) {
+				t.Errorf("/readyz serving %s with %s active and damaged: %d %s, want 503 naming %s", id14, id15, res.StatusCode, b, id15)
+			}
 			// The damaged version is not tried again while the pointer stays.
 			if swapped, err := e.repo.Reload(); swapped || err != nil || e.repo.Active().ManifestID != id14 {
 				t.Errorf("Reload with the damaged version active: %v, %v; serving %s", swapped, err, e.repo.Active().ManifestID)
@@ -743,16 +814,18 @@ func TestEmptyStoreServesFallback(t *testing.T) {
 	for _, tc := range []struct {
 		target string
 		status int
+		says   string
 	}{
-		{"/v1/version", http.StatusOK},
-		{"/v1/weapons/" + vandal, http.StatusOK},
-		{"/readyz", http.StatusOK},
-		{"/v1/diff/latest", http.StatusNotFound},
-		{"/v1/export", http.StatusNotFound}, // no stored files
+		{"/v1/version", http.StatusOK, ""},
+		{"/v1/weapons/" + vandal, http.StatusOK, ""},
+		{"/readyz", http.StatusOK, ""},
+		// The fallback is one version, with no diff: the 404 says why.
+		{"/v1/diff/latest", http.StatusNotFound, "embedded sample data"},
+		{"/v1/export", http.StatusNotFound, "embedded sample data"}, // no stored files
 	} {
 		res, b := e.get(t, tc.target)
-		if res.StatusCode != tc.status {
-			t.Errorf("%s on an empty store: %d %.200s, want %d", tc.target, res.StatusCode, b, tc.status)
+		if res.StatusCode != tc.status || !bytes.Contains(b, []byte(tc.says)) {
+			t.Errorf("%s on an empty store: %d %.200s, want %d saying %q", tc.target, res.StatusCode, b, tc.status, tc.says)
 		}
 		if tc.status == http.StatusOK && tc.target != "/readyz" && res.Header.Get("X-Data-Version") != id14 {
 			t.Errorf("%s on an empty store: from %q, want the fallback %s", tc.target, res.Header.Get("X-Data-Version"), id14)

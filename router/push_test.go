@@ -191,6 +191,55 @@ func TestWaitForVersion(t *testing.T) {
 	}
 }
 
+// TestWaitWithoutVersion: while no version is loaded (a replica starting, an
+// empty store) a wait for a change is not held and never fails: 503 with
+// Retry-After like every route that needs a version, whatever If-None-Match
+// the client sends (the ETag it knew from another replica, or any).
+func TestWaitWithoutVersion(t *testing.T) {
+	t.Parallel()
+	repo := edition.Serve(edition.None())
+	srv := &handler.Server{Repo: repo}
+	router, err := router.New(srv, slog.New(slog.DiscardHandler), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	es := edge.New(edge.Config{Router: router, Active: repo.Active, Hold: srv.HoldForChange})
+	go func() { _ = es.Serve(ln) }()
+	client := &http.Client{Transport: &http.Transport{DisableCompression: true}}
+	t.Cleanup(func() {
+		client.CloseIdleConnections()
+		_ = es.Shutdown(context.Background())
+	})
+	check := apitest.New(t)
+	for _, via := range []struct {
+		name string
+		h    http.Handler
+	}{
+		{"edge", apitest.Forward(t, client, "http://"+ln.Addr().String())},
+		{"net/http", router},
+	} {
+		for _, tc := range []struct{ target, inm string }{
+			{"/v1/version?wait=60", ""},
+			{"/v1/version?wait=60", `"stale"`},
+			{"/v1/version?wait=60", "*"},
+			{"/v1/version?wait=1s", `W/"stale", "other"`},
+			{"/v1/version/stream", ""},
+		} {
+			res := check.Do(t, via.h, get(tc.target, "If-None-Match", tc.inm))
+			if res.StatusCode != http.StatusServiceUnavailable || res.Header.Get("Retry-After") == "" {
+				t.Errorf("%s: %s If-None-Match %q with no version: %d, Retry-After %q; want 503 with Retry-After", via.name, tc.target, tc.inm, res.StatusCode, res.Header.Get("Retry-After"))
+			}
+		}
+	}
+	if n := srv.Held(); n != 0 {
+		t.Errorf("%d requests still held", n)
+	}
+}
+
 // TestWaitersBounded: past MaxWaiters a wait or a stream is 503 with
 // Retry-After; the edge's shutdown answers held waits 304 and ends streams at
 // once, without waiting for them.
