@@ -365,41 +365,130 @@ func checkFile(path, sum string, size int64) error {
 	return nil
 }
 
+// A segment is fetched in pieces of at most pieceBytes, fetchAhead of them
+// read from the database at once while the fetch writes and hashes them in
+// order: the server reads the next pieces while this process takes the last
+// (a replica's first start fetches every segment its versions name), and
+// at most fetchAhead pieces are held. A piece is a substring of a chunk,
+// which PostgreSQL reads from the chunk's stored (EXTERNAL) value alone.
+const (
+	pieceBytes = 4 << 20
+	fetchAhead = 3
+)
+
+// piece is a part of a segment's chunk.
+type piece struct {
+	chunk     int
+	off, size int64
+}
+
 // fetchSegment copies a segment's chunks into the cache, checked.
 func (s *Store) fetchSegment(ctx context.Context, dir, sum string, size int64) error {
+	pieces, err := s.pieces(ctx, sum, size)
+	if err != nil {
+		return err
+	}
 	tmp, err := os.CreateTemp(dir, "fetch-*.tmp")
 	if err != nil {
 		return fmt.Errorf("segment cache: %w", err)
 	}
 	defer os.Remove(tmp.Name())
 	defer tmp.Close()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel() // stops the reads still to start; those started end and are dropped
+	type read struct {
+		body []byte
+		err  error
+	}
+	reads := make([]chan read, len(pieces))
+	for i := range reads {
+		reads[i] = make(chan read, 1)
+	}
+	slots := make(chan struct{}, fetchAhead)
+	go func() {
+		for i, p := range pieces {
+			select {
+			case slots <- struct{}{}:
+			case <-ctx.Done():
+				return
+			}
+			go func() {
+				var body []byte
+				err := s.pool.QueryRow(ctx, "SELECT substring(body FROM $3 FOR $4) FROM refdata_segments WHERE sha256 = $1 AND chunk = $2",
+					sum, p.chunk, p.off+1, p.size).Scan(&body)
+				reads[i] <- read{body, err}
+			}()
+		}
+	}()
 	h := sha256.New()
 	w := io.MultiWriter(tmp, h)
 	var n int64
-	for i := 0; n < size; i++ {
-		var chunk []byte
-		err := s.pool.QueryRow(ctx, "SELECT body FROM refdata_segments WHERE sha256 = $1 AND chunk = $2", sum, i).Scan(&chunk)
-		if errors.Is(err, pgx.ErrNoRows) {
-			return fmt.Errorf("segment %s: chunk %d missing: %w", sum[:12], i, store.ErrCorrupt)
+	for i, p := range pieces {
+		var r read
+		select {
+		case r = <-reads[i]:
+		case <-ctx.Done():
+			return fmt.Errorf("segment %s: %w", sum[:12], ctx.Err())
 		}
-		if err != nil {
-			return fmt.Errorf("segment %s: %w", sum[:12], err)
+		switch {
+		case errors.Is(r.err, pgx.ErrNoRows):
+			return fmt.Errorf("segment %s: chunk %d gone: %w", sum[:12], p.chunk, store.ErrCorrupt)
+		case r.err != nil:
+			return fmt.Errorf("segment %s: %w", sum[:12], r.err)
+		case int64(len(r.body)) != p.size:
+			return fmt.Errorf("segment %s: chunk %d changed while read: %w", sum[:12], p.chunk, store.ErrCorrupt)
 		}
-		if _, err := w.Write(chunk); err != nil {
+		if _, err := w.Write(r.body); err != nil {
 			return fmt.Errorf("segment cache: %w", err)
 		}
-		n += int64(len(chunk))
+		n += int64(len(r.body))
+		<-slots // written: the next read may start
 	}
 	if n != size || hex.EncodeToString(h.Sum(nil)) != sum {
 		return fmt.Errorf("segment %s: its chunks fail its checksum: %w", sum[:12], store.ErrCorrupt)
 	}
-	if err := tmp.Sync(); err != nil {
-		return fmt.Errorf("segment cache: %w", err)
-	}
+	// Not synced: a copy cut or lost by a crash fails its check when the
+	// next process first opens it, and is fetched again.
 	if err := tmp.Close(); err != nil {
 		return fmt.Errorf("segment cache: %w", err)
 	}
 	return os.Rename(tmp.Name(), blob.Path(dir, sum))
+}
+
+// pieces plans a segment's fetch from its chunks' lengths (read without
+// their bodies): chunks numbered from 0 with none missing, size bytes in all.
+func (s *Store) pieces(ctx context.Context, sum string, size int64) ([]piece, error) {
+	rows, err := s.pool.Query(ctx, "SELECT chunk, octet_length(body) FROM refdata_segments WHERE sha256 = $1 ORDER BY chunk", sum)
+	if err != nil {
+		return nil, fmt.Errorf("segment %s: %w", sum[:12], err)
+	}
+	var pieces []piece
+	var total int64
+	next := 0
+	var chunk int
+	var n int64
+	_, err = pgx.ForEachRow(rows, []any{&chunk, &n}, func() error {
+		if chunk != next {
+			return fmt.Errorf("segment %s: chunk %d missing: %w", sum[:12], next, store.ErrCorrupt)
+		}
+		next++
+		for off := int64(0); off < n; off += pieceBytes {
+			pieces = append(pieces, piece{chunk: chunk, off: off, size: min(pieceBytes, n-off)})
+		}
+		total += n
+		return nil
+	})
+	switch {
+	case err != nil && errors.Is(err, store.ErrCorrupt):
+		return nil, err
+	case err != nil:
+		return nil, fmt.Errorf("segment %s: %w", sum[:12], err)
+	case next == 0:
+		return nil, fmt.Errorf("segment %s: not stored: %w", sum[:12], store.ErrCorrupt)
+	case total != size:
+		return nil, fmt.Errorf("segment %s: its chunks hold %d bytes, not %d: %w", sum[:12], total, size, store.ErrCorrupt)
+	}
+	return pieces, nil
 }
 
 // Staging is the system's temporary directory: an import writes its new

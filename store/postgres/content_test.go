@@ -121,6 +121,22 @@ func TestNoValueOver64MiB(t *testing.T) {
 			t.Errorf("blob %d of the segment: %d bytes, %v", i, len(got), err)
 		}
 	}
+
+	// A chunk gone from the database, then every chunk: a replica with an
+	// empty cache refuses the segment as corrupt and keeps nothing of it.
+	for _, where := range []string{"sha256 = $1 AND chunk = 1", "sha256 = $1"} {
+		if _, err := conn.Exec(context.Background(), "DELETE FROM refdata_segments WHERE "+where, seg.Sum); err != nil {
+			t.Fatal(err)
+		}
+		replica := open(t, u)
+		replica.CacheDir = t.TempDir()
+		if _, err := replica.Segment(seg.Sum, seg.Size, nil); !errors.Is(err, store.ErrCorrupt) {
+			t.Errorf("%s deleted: Segment = %v, want ErrCorrupt", where, err)
+		}
+		if left, _ := os.ReadDir(replica.CacheDir); len(left) != 0 {
+			t.Errorf("%s deleted: the cache keeps %d files", where, len(left))
+		}
+	}
 }
 
 // TestSegmentCache: a replica keeps the segments it serves in its cache
