@@ -73,6 +73,10 @@ func TestImportArchive(t *testing.T) {
 		{name: "absolute path", extra: []*tar.Header{{Name: "/etc/evil.json", Size: 2, Mode: 0o644, Typeflag: tar.TypeReg}}, reason: "not a clean relative path"},
 		{name: "symlink", extra: []*tar.Header{{Name: "en-US/maps2.json", Linkname: "/etc/passwd", Typeflag: tar.TypeSymlink}}, reason: "not a regular file"},
 		{name: "oversize file", opt: pipeline.Options{Effort: apitest.Effort(), MaxFileBytes: 1 << 10}, reason: "per-file limit"},
+		// A refused entry's data is inflated to skip it: a bomb under a refused
+		// name is stopped by the snapshot's limit as a kept file is.
+		{name: "refused entry over the snapshot limit", extra: []*tar.Header{{Name: "../bomb.json", Size: 24 << 20, Mode: 0o644, Typeflag: tar.TypeReg}},
+			opt: pipeline.Options{Effort: apitest.Effort(), MaxSnapshotBytes: dirSize(t, src) + 1<<20}, reason: "exceeds its limit of bytes read"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
