@@ -381,9 +381,10 @@ func (c *Client) observe(status string, n int64) {
 	}
 }
 
-// causeOf names the request timeout rather than "context deadline exceeded".
+// causeOf names the request timeout rather than "context deadline exceeded",
+// once: net/http's error may be the cause already.
 func causeOf(ctx context.Context, err error) error {
-	if cause := context.Cause(ctx); cause != nil && ctx.Err() != nil {
+	if cause := context.Cause(ctx); cause != nil && ctx.Err() != nil && !errors.Is(err, cause) {
 		return fmt.Errorf("%w: %w", cause, err)
 	}
 	return err

@@ -1,6 +1,7 @@
 package upstream_test
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -112,16 +113,39 @@ func TestPickLocale(t *testing.T) {
 	}
 }
 
-// TestTransportErrorSaysEachThingOnce: a refused connection names the request
-// once (net/http's own error repeats it).
+// TestTransportErrorSaysEachThingOnce: an answer that does not come names the
+// request once (net/http's own error repeats it) and says why once.
 func TestTransportErrorSaysEachThingOnce(t *testing.T) {
 	t.Parallel()
-	hs := httptest.NewServer(http.NotFoundHandler())
-	url := hs.URL
-	hs.Close()
-	_, err := client(t, url, upstream.Config{Retries: -1}).Catalog(context.Background(), "maps", "de-DE")
-	if err == nil || strings.Count(err.Error(), url) != 1 || !strings.Contains(err.Error(), "refused") {
-		t.Fatalf("error %v, want one naming %s once and saying why", err, url)
+	hang := func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() }
+	cases := []struct {
+		name    string
+		handler http.HandlerFunc // nil: the server is closed before the request
+		why     string
+	}{
+		{name: "a refused connection", why: "refused"},
+		{name: "no answer within the request timeout", handler: hang, why: "request timeout"},
+		{name: "a body not finished within the request timeout", why: "request timeout", handler: func(w http.ResponseWriter, r *http.Request) {
+			w.WriteHeader(http.StatusOK)
+			http.NewResponseController(w).Flush()
+			hang(w, r)
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			hs := httptest.NewServer(cmp.Or[http.Handler](tc.handler, http.NotFoundHandler()))
+			url := hs.URL
+			if tc.handler == nil {
+				hs.Close()
+			} else {
+				defer hs.Close()
+			}
+			_, err := client(t, url, upstream.Config{Retries: -1, RequestTimeout: 50 * time.Millisecond}).Catalog(context.Background(), "maps", "de-DE")
+			if err == nil || strings.Count(err.Error(), url) != 1 || strings.Count(err.Error(), tc.why) != 1 {
+				t.Fatalf("error %v, want one naming %s once and saying %q once", err, url, tc.why)
+			}
+		})
 	}
 }
 
