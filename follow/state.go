@@ -59,7 +59,8 @@ const (
 	// every retry, or a 4xx).
 	ReasonStatus = "status"
 	// ReasonInvalid: what the upstream sent is not a version refdata takes:
-	// not JSON (an HTML page), a wrong envelope, over a limit, refused by
+	// not JSON (an HTML page), a wrong envelope, over a limit (a body over
+	// --max-body-bytes), a redirect off its host or in a loop, refused by
 	// validation.
 	ReasonInvalid = "invalid"
 	// ReasonShrink: the shrink guard refused the version (--allow-shrink).
@@ -111,10 +112,13 @@ func failed(reason string, err error) error {
 func fetchFailed(err error) error {
 	var se *upstream.StatusError
 	var ee *envelope.Error
+	var size *upstream.SizeError
+	var refused *upstream.RefusedError
 	switch {
 	case errors.As(err, &se):
 		return failed(ReasonStatus, err)
-	case errors.Is(err, upstream.ErrHTML), errors.As(err, &ee), errors.Is(err, errInvalid):
+	case errors.Is(err, upstream.ErrHTML), errors.As(err, &ee), errors.Is(err, errInvalid),
+		errors.As(err, &size), errors.As(err, &refused):
 		return failed(ReasonInvalid, err)
 	}
 	return failed(ReasonUnreachable, err)

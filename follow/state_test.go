@@ -31,6 +31,8 @@ func TestReasons(t *testing.T) {
 		{"a body cut off", context.Background(), fetchFailed(fmt.Errorf("GET u: body cut off: %w", io.ErrUnexpectedEOF)), ReasonUnreachable},
 		{"an HTML page", context.Background(), fetchFailed(fmt.Errorf("GET u: %w", upstream.ErrHTML)), ReasonInvalid},
 		{"a wrong envelope", context.Background(), fetchFailed(fmt.Errorf("GET u: %w", &envelope.Error{Reason: "wrong envelope"})), ReasonInvalid},
+		{"a body over --max-body-bytes", context.Background(), fetchFailed(fmt.Errorf("fetch: %w", &upstream.SizeError{URL: "u", Size: -1, Limit: 64})), ReasonInvalid},
+		{"a redirect off the upstream's host", context.Background(), fetchFailed(fmt.Errorf("GET u: %w", &upstream.RefusedError{Reason: "redirect to v"})), ReasonInvalid},
 		{"a refusal by validation", context.Background(), importFailed(fmt.Errorf("validate: %w: 3 problems", pipeline.ErrRejected)), ReasonInvalid},
 		{"the shrink guard", context.Background(), importFailed(fmt.Errorf("diff: %w: %w: maps", pipeline.ErrRejected, pipeline.ErrShrinkGuard)), ReasonShrink},
 		{"the store's lock", context.Background(), importFailed(errors.New("lock store: gave up after --lock-timeout 1m")), ReasonStore},
