@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"time"
@@ -18,6 +19,11 @@ func Activate(ctx context.Context, st store.Backend, id string, now time.Time) (
 	defer cancel()
 	unlock, err := st.Lock(ctx)
 	if err != nil {
+		if ctx.Err() != nil {
+			// As an import says it: the wait's end alone ("context deadline
+			// exceeded") does not tell an operator another writer holds the store.
+			err = fmt.Errorf("gave up waiting for the store lock held by %s: %w", cmp.Or(st.LockHolder(), "another process"), err)
+		}
 		return store.Pointer{}, err
 	}
 	defer unlock()

@@ -14,6 +14,7 @@ import (
 
 	"github.com/refdata/refdata/pipeline"
 	"github.com/refdata/refdata/router/apitest"
+	"github.com/refdata/refdata/store"
 )
 
 // TestHostileSnapshots: files an attacker or a careless operator leaves in a
@@ -116,32 +117,49 @@ func TestShrinkAllowed(t *testing.T) {
 	}
 }
 
-// TestLockHeld: an import waits for another's lock, says whose it is, gives up
-// at its timeout, and leaves the store as it was.
+// TestLockHeld: an import or an activate waits for another's lock, says
+// whose it is, gives up at its timeout, and leaves the store as it was.
 func TestLockHeld(t *testing.T) {
 	t.Parallel()
-	dir := storeFrom(t, "14")
-	before := treeHash(t, dir)
-	other := openStore(t, dir)
-	unlock, err := other.Lock(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer unlock()
-	var said []string
-	_, err = pipeline.Import(openStore(t, dir), fixtureDir(t, "15"), pipeline.Options{
-		Effort:      apitest.Effort(),
-		LockTimeout: 100 * time.Millisecond,
-		Progress:    func(_ pipeline.Stage, d string) { said = append(said, d) },
-	})
-	if err == nil || !strings.Contains(err.Error(), "--lock-timeout") || !strings.Contains(err.Error(), "held by pid ") {
-		t.Errorf("err = %v, want a lock timeout naming the holder", err)
-	}
-	if !strings.Contains(strings.Join(said, "\n"), "waiting for the store lock held by pid ") {
-		t.Errorf("progress did not report the wait: %q", said)
-	}
-	if after := treeHash(t, dir); !maps.Equal(before, after) {
-		t.Error("the store changed")
+	for _, tc := range []struct {
+		name    string
+		run     func(st *store.Store, progress func(pipeline.Stage, string)) error
+		wantErr string
+	}{
+		{"import", func(st *store.Store, progress func(pipeline.Stage, string)) error {
+			_, err := pipeline.Import(st, fixtureDir(t, "15"), pipeline.Options{
+				Effort: apitest.Effort(), LockTimeout: 100 * time.Millisecond, Progress: progress})
+			return err
+		}, "--lock-timeout"},
+		{"activate", func(st *store.Store, _ func(pipeline.Stage, string)) error {
+			ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+			defer cancel()
+			_, err := pipeline.Activate(ctx, st, mustID(t, st.Dir()), time.Now())
+			return err
+		}, "gave up waiting for the store lock"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			dir := storeFrom(t, "14")
+			before := treeHash(t, dir)
+			other := openStore(t, dir)
+			unlock, err := other.Lock(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer unlock()
+			var said []string
+			err = tc.run(openStore(t, dir), func(_ pipeline.Stage, d string) { said = append(said, d) })
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) || !strings.Contains(err.Error(), "held by pid ") {
+				t.Errorf("err = %v, want a lock timeout naming the holder", err)
+			}
+			if tc.name == "import" && !strings.Contains(strings.Join(said, "\n"), "waiting for the store lock held by pid ") {
+				t.Errorf("progress did not report the wait: %q", said)
+			}
+			if after := treeHash(t, dir); !maps.Equal(before, after) {
+				t.Error("the store changed")
+			}
+		})
 	}
 }
 
