@@ -5,10 +5,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"maps"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -296,6 +299,74 @@ func TestSweep(t *testing.T) {
 			}
 			if _, ok := after[filepath.Join("segments", segShared.Sum+".seg")]; !ok {
 				t.Errorf("the segment every version names was swept")
+			}
+		})
+	}
+}
+
+// TestReplaceStopped: re-publishing a stored version (import --force, the
+// way a version an older store holds is rendered again) stopped before any
+// one of its write steps, as kill -9 stops it, leaves that version stored
+// and intact, and active as it was (the old or the new copy): a server
+// starting then serves it, and the next publish keeps it.
+func TestReplaceStopped(t *testing.T) {
+	t.Parallel()
+	seg := segment(t, "a body of the re-published version")
+	replace := store.Publication{ManifestID: legacyID, Version: "v", Branch: "b", Files: storetest.Files(legacyID),
+		Index: []byte("index of " + legacyID), Segments: []string{seg.Sum}, Segment: seg, Replace: true, Now: time.Now()}
+	var steps []string
+	{
+		dir := t.TempDir()
+		legacyStore(t, dir)
+		st, err := store.Open(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st.OnStep = func(what string) { steps = append(steps, what) }
+		if _, err := st.Publish(replace); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for n, step := range steps {
+		if strings.HasPrefix(step, "fsync ") {
+			continue // for a process killed, the store before an fsync is the store before the next step
+		}
+		t.Run(fmt.Sprintf("%d %s", n, step), func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			legacyStore(t, dir)
+			st, err := store.Open(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			i := 0
+			st.OnStep = func(string) {
+				if i++; i > n {
+					runtime.Goexit() // stopped here, nothing after it runs
+				}
+			}
+			done := make(chan struct{})
+			go func() { defer close(done); _, _ = st.Publish(replace) }()
+			<-done
+			st.OnStep = nil
+			if _, _, err := st.ReadIndex(legacyID, ""); err != nil {
+				t.Errorf("the re-published version is not stored intact: %v", err)
+			}
+			if p, why, err := store.ResolveIn(st); err != nil || why != "" || p.ManifestID != legacyID {
+				t.Errorf("a server starting now serves %q (%q, %v), not %s", p.ManifestID, why, err, legacyID)
+			}
+			unlock, err := st.Lock(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer unlock()
+			const next = "05E83EB5E32657BA"
+			if _, err := st.Publish(store.Publication{ManifestID: next, Version: "v", Branch: "b", Files: storetest.Files(next),
+				Index: []byte("index of " + next), Segments: []string{seg.Sum}, Now: time.Now()}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := st.Lookup(legacyID); err != nil {
+				t.Errorf("after the next publish: %v", err)
 			}
 		})
 	}
