@@ -154,6 +154,21 @@ func ResolveIn(b Backend) (Pointer, string, error) {
 	return p, why, err
 }
 
+// ReadPointed reads the version p names with read, its manifest checked
+// against the one p names, or, while a publish replaces it, the one replaced.
+// The pointer returned names the manifest read.
+func ReadPointed[T any](p Pointer, read func(id, manifestSHA string) (Manifest, T, error)) (Pointer, Manifest, T, error) {
+	m, v, err := read(p.ManifestID, p.ManifestSHA256)
+	if err != nil && p.ReplacedSHA256 != "" {
+		if rm, rv, rerr := read(p.ManifestID, p.ReplacedSHA256); rerr == nil {
+			p.ManifestSHA256 = p.ReplacedSHA256
+			m, v, err = rm, rv, nil
+		}
+	}
+	p.ReplacedSHA256 = ""
+	return p, m, v, err
+}
+
 // ResolveWith is ResolveIn with read as the check of a version (its manifest
 // checked against manifestSHA when not ""), returning what read made of the
 // version picked.
@@ -161,9 +176,9 @@ func ResolveWith[T any](b Backend, read func(id, manifestSHA string) (Manifest, 
 	var none T
 	p, _, perr := b.Active()
 	if perr == nil {
-		m, v, err := read(p.ManifestID, p.ManifestSHA256)
+		ep, m, v, err := ReadPointed(p, read)
 		if err == nil {
-			return p, m, v, "", nil
+			return ep, m, v, "", nil
 		}
 		perr = err
 	}

@@ -311,6 +311,9 @@ func TestSweep(t *testing.T) {
 // starting then serves it, and the next publish keeps it.
 func TestReplaceStopped(t *testing.T) {
 	t.Parallel()
+	if runtime.GOOS != "linux" {
+		t.Skip("a replace is whole at every step where two directories can be exchanged in one (Linux's renameat2)")
+	}
 	seg := segment(t, "a body of the re-published version")
 	replace := store.Publication{ManifestID: legacyID, Version: "v", Branch: "b", Files: storetest.Files(legacyID),
 		Index: []byte("index of " + legacyID), Segments: []string{seg.Sum}, Segment: seg, Replace: true, Now: time.Now()}

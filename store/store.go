@@ -106,7 +106,11 @@ type Pointer struct {
 	// Previous is the version that was active before; the latest diff is Previous → ManifestID.
 	Previous string `json:"previous,omitempty"`
 	// ManifestSHA256 is the checksum of the version's MANIFEST.json.
-	ManifestSHA256 string    `json:"manifestSha256"`
+	ManifestSHA256 string `json:"manifestSha256"`
+	// ReplacedSHA256, while a publish replaces the version (import --force),
+	// is the checksum of the manifest being replaced: until the new copy is
+	// in place the old one is the version (ReadPointed).
+	ReplacedSHA256 string    `json:"replacedManifestSha256,omitempty"`
 	PublishedAt    time.Time `json:"publishedAt"`
 	// ActivateAt, on a store shared by replicas, is the instant every replica
 	// switches to ManifestID (until then they serve Previous); zero: at once.

@@ -149,16 +149,36 @@ func (s *Store) Publish(p Publication) ([]string, error) {
 	if err := s.syncDir(stage); err != nil {
 		return nil, err
 	}
+	ptr := Pointer{ManifestID: p.ManifestID, Previous: p.Previous, ManifestSHA256: Sum(mb), PublishedAt: m.PublishedAt}
+	// A replaced version is exchanged with the new one in one step, the
+	// pointer naming both manifests meanwhile, so a crash leaves one whole
+	// copy in versions/ that the pointer names (the other is in tmp/).
+	exchanged := false
 	if id, err := s.Lookup(p.ManifestID); err == nil && p.Replace {
-		s.step("move replaced version out of versions/")
-		if err := s.trash(id); err != nil {
+		s.removeDiffs([]string{id})
+		if old, err := os.ReadFile(filepath.Join(s.dir, versionsDir, id, manifestFile)); err == nil && id == p.ManifestID {
+			both := ptr
+			both.ReplacedSHA256 = Sum(old)
+			if err := s.writePointer(both); err != nil {
+				return nil, err
+			}
+			s.step("exchange the replaced version with the new one")
+			if exchanged, err = exchange(stage, filepath.Join(s.dir, versionsDir, id)); err != nil {
+				return nil, fmt.Errorf("publish: %w", err)
+			}
+		}
+		if !exchanged {
+			s.step("move replaced version out of versions/")
+			if err := s.trash(id); err != nil {
+				return nil, fmt.Errorf("publish: %w", err)
+			}
+		}
+	}
+	if !exchanged {
+		s.step("rename version into versions/")
+		if err := os.Rename(stage, filepath.Join(s.dir, versionsDir, p.ManifestID)); err != nil {
 			return nil, fmt.Errorf("publish: %w", err)
 		}
-		s.removeDiffs([]string{id})
-	}
-	s.step("rename version into versions/")
-	if err := os.Rename(stage, filepath.Join(s.dir, versionsDir, p.ManifestID)); err != nil {
-		return nil, fmt.Errorf("publish: %w", err)
 	}
 	if err := s.syncDir(filepath.Join(s.dir, versionsDir)); err != nil {
 		return nil, err
@@ -170,13 +190,8 @@ func (s *Store) Publish(p Publication) ([]string, error) {
 		}
 	}
 
-	ptr := Pointer{ManifestID: p.ManifestID, Previous: p.Previous, ManifestSHA256: Sum(mb), PublishedAt: m.PublishedAt}
-	pb, err := json.MarshalIndent(ptr, "", "  ")
-	if err != nil {
-		return nil, fmt.Errorf("publish: %w", err)
-	}
-	if err := s.replace(activeFile, pb); err != nil {
-		return nil, fmt.Errorf("publish active pointer: %w", err)
+	if err := s.writePointer(ptr); err != nil {
+		return nil, err
 	}
 	gone, err := s.prune(p.Retain, p.ManifestID)
 	if err != nil {
@@ -184,6 +199,18 @@ func (s *Store) Publish(p Publication) ([]string, error) {
 	}
 	_ = s.Sweep() // what a failed sweep leaves, the next one removes: the version is published
 	return gone, nil
+}
+
+// writePointer replaces the active pointer with p.
+func (s *Store) writePointer(p Pointer) error {
+	pb, err := json.MarshalIndent(p, "", "  ")
+	if err == nil {
+		err = s.replace(activeFile, pb)
+	}
+	if err != nil {
+		return fmt.Errorf("publish active pointer: %w", err)
+	}
+	return nil
 }
 
 // PutFiles stores snapshot files by content ahead of a publish, so an import
