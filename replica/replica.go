@@ -372,8 +372,9 @@ func (r *Repository) Reload() (bool, error) {
 		r.metrics.checked(r.now()) // nothing new, or a pointer that failed
 		return false, nil
 	}
-	if err == nil && ptr.ManifestID == cur.ed.ManifestID && cur.rawPtr != nil {
-		// The pointer changed but not the version (a rescheduled switch).
+	if err == nil && ptr.ManifestID == cur.ed.ManifestID && ptr.ManifestSHA256 == cur.ptr.ManifestSHA256 && cur.rawPtr != nil {
+		// The pointer changed but not the version (a rescheduled switch);
+		// another manifest is a replace (import --force): read it.
 		r.cur.CompareAndSwap(cur, cur.movedTo(ptr, raw))
 		r.metrics.checked(r.now())
 		return false, nil
@@ -388,7 +389,7 @@ func (r *Repository) Reload() (bool, error) {
 		began := r.now()
 		var ed *edition.Edition
 		var man store.Manifest
-		man, ed, err = r.read(ptr.ManifestID, ptr.ManifestSHA256)
+		ptr, man, ed, err = store.ReadPointed(ptr, r.read)
 		if err == nil {
 			r.badPtr = nil
 			s := &state{ed: ed, ptr: ptr, rawPtr: raw}

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -431,6 +432,25 @@ func TestReloadSkipsToNewest(t *testing.T) {
 	}
 	if _, b := e.get(t, "/v1/diff/latest"); decodeDiff(t, b).FromVersion != id15 {
 		t.Errorf("latest diff from %s, want %s", decodeDiff(t, b).FromVersion, id15)
+	}
+}
+
+// TestReloadTakesReplace: a version published again (import --force, here
+// with its media URLs pointing to a mirror) is read by a replica serving it:
+// the pointer names the same version with another manifest.
+func TestReloadTakesReplace(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, 2)
+	const mirror = "https://mirror.example/media/"
+	if _, err := pipeline.Import(e.st, fixtureDir(t, "15"), pipeline.Options{Effort: apitest.Effort(), Force: true, Bulk: true,
+		MediaURL: func(u string) (string, bool) { return mirror + path.Base(u), true }}); err != nil {
+		t.Fatal(err)
+	}
+	if swapped, err := e.repo.Reload(); !swapped || err != nil {
+		t.Fatalf("Reload after the replace = %v, %v; want a swap", swapped, err)
+	}
+	if res, b := e.get(t, "/v1/weapons/"+vandal); res.StatusCode != http.StatusOK || !bytes.Contains(b, []byte(mirror)) {
+		t.Errorf("/v1/weapons/%s after the replace: %d, %.200s; want the mirror's URLs", vandal, res.StatusCode, b)
 	}
 }
 
