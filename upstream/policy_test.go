@@ -92,6 +92,14 @@ func TestNotPublic(t *testing.T) {
 		"0.0.0.0": "unspecified", "::": "unspecified",
 		"224.0.0.1": "multicast", "239.1.2.3": "multicast", "ff02::1": "multicast",
 		"0.1.2.3": "reserved", "100.64.0.1": "reserved", "255.255.255.255": "reserved", "240.0.0.1": "reserved",
+		// IPv4 addresses inside IPv6 ones a translator or tunnel takes them
+		// out of: NAT64 (64:ff9b::/96, where a gateway connects to the IPv4
+		// address in the last 32 bits), 6to4 (2002::/16), and the
+		// deprecated IPv4-compatible and site-local forms.
+		"64:ff9b::7f00:1": "loopback", "64:ff9b::a00:5": "private", "64:ff9b::a9fe:a9fe": "link-local",
+		"64:ff9b::6440:1": "reserved", "64:ff9b::808:808": "", "64:ff9b:1::a00:5": "reserved",
+		"2002:a9fe:a9fe::1": "link-local", "2002:c0a8:101::1": "private", "2002:808:808::1": "",
+		"::7f00:1": "reserved", "::a00:5": "reserved", "fec0::1": "reserved",
 		"8.8.8.8": "", "1.1.1.1": "", "172.32.0.1": "", "2001:4860:4860::8888": "", "100.128.0.1": "",
 	} {
 		got := notPublic(netip.MustParseAddr(addr))
