@@ -37,7 +37,8 @@ func refusef(format string, a ...any) error {
 //   - redirects only to such URLs, at most MaxRedirects;
 //   - every address dialed public — not loopback, private (10/8, 172.16/12,
 //     192.168/16, fc00::/7), link-local (169.254/16, fe80::/10), shared
-//     (100.64/10), unspecified, multicast or reserved — checked on the
+//     (100.64/10), unspecified, multicast or reserved, nor a NAT64 or 6to4
+//     address carrying such an IPv4 address — checked on the
 //     connection itself, after resolution, so a name cannot resolve to one
 //     address when checked and another when dialed. Hosts the operator named
 //     are exempt: each --media-host, and the upstream's host when --from gives
@@ -191,19 +192,40 @@ func (p *HostPolicy) dial(ctx context.Context, network, addr string) (net.Conn, 
 	return d.DialContext(ctx, network, addr)
 }
 
-// reserved are IPv4 ranges netip's predicates do not name: "this network",
-// the carrier-grade NAT range clouds use inside, and the reserved block with
-// the broadcast address.
+// reserved are ranges netip's predicates do not name: "this network", the
+// carrier-grade NAT range clouds use inside, and the reserved block with the
+// broadcast address; in IPv6, the deprecated IPv4-compatible (::/96) and
+// site-local forms, and local-use NAT64 (RFC 8215), whose gateway's prefix
+// length, and so where the IPv4 address sits, only its network knows.
 var reserved = []netip.Prefix{
 	netip.MustParsePrefix("0.0.0.0/8"),
 	netip.MustParsePrefix("100.64.0.0/10"),
 	netip.MustParsePrefix("240.0.0.0/4"),
+	netip.MustParsePrefix("::/96"),
+	netip.MustParsePrefix("fec0::/10"),
+	netip.MustParsePrefix("64:ff9b:1::/48"),
 }
 
+// IPv6 ranges that carry an IPv4 address a gateway connects to: NAT64's
+// well-known prefix (RFC 6052; DNS64 answers an IPv4-only name with it, so an
+// IPv6-only host reaches public IPv4 hosts) and 6to4's (RFC 3056).
+var (
+	nat64     = netip.MustParsePrefix("64:ff9b::/96")
+	sixToFour = netip.MustParsePrefix("2002::/16")
+)
+
 // notPublic says what kind of address a is when media must not be fetched
-// from it, "" when it is public.
+// from it, "" when it is public. An address of NAT64 or 6to4 is judged by the
+// IPv4 address inside, where its gateway connects: 64:ff9b::a9fe:a9fe is the
+// metadata address.
 func notPublic(a netip.Addr) string {
 	a = a.Unmap()
+	if v4, via := inside(a); via != "" {
+		if why := notPublic(v4); why != "" {
+			return fmt.Sprintf("%s (%s through %s)", why, v4, via)
+		}
+		return ""
+	}
 	switch {
 	case a.IsLoopback():
 		return "a loopback address"
@@ -222,6 +244,19 @@ func notPublic(a netip.Addr) string {
 		}
 	}
 	return ""
+}
+
+// inside is the IPv4 address a NAT64 or 6to4 address carries, and which of
+// them it is; "" for any other address.
+func inside(a netip.Addr) (netip.Addr, string) {
+	b := a.As16()
+	switch {
+	case nat64.Contains(a):
+		return netip.AddrFrom4([4]byte(b[12:16])), "NAT64"
+	case sixToFour.Contains(a):
+		return netip.AddrFrom4([4]byte(b[2:6])), "6to4"
+	}
+	return netip.Addr{}, ""
 }
 
 // canonicalHost is a host as hosts are compared: lowercase, no trailing dot,
