@@ -19,6 +19,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync/atomic"
+	"time"
 )
 
 // Magic starts every segment.
@@ -188,6 +189,10 @@ type Segment struct {
 	mem   []byte
 	cache *Cache
 	id    uint64 // the cache's key for it
+	// mtime is the file's when opened; changed is set once the file is
+	// seen written since (Unchanged).
+	mtime   time.Time
+	changed atomic.Bool
 }
 
 var segmentIDs atomic.Uint64
@@ -208,7 +213,26 @@ func Open(path, sum string, size int64, c *Cache) (*Segment, error) {
 		f.Close()
 		return nil, fmt.Errorf("segment %s: %w", short(sum), err)
 	}
-	return &Segment{Sum: sum, Size: size, f: f, cache: c, id: segmentIDs.Add(1)}, nil
+	return &Segment{Sum: sum, Size: size, f: f, cache: c, id: segmentIDs.Add(1), mtime: st.ModTime()}, nil
+}
+
+// Unchanged says whether the file is as it was opened, by its size and
+// modification time: a blob checked once (Check) and sent from the file
+// after is checked again if anything wrote to the file since (one fstat; a
+// segment is immutable, so that is damage). Once changed, always changed.
+func (s *Segment) Unchanged() bool {
+	if s.f == nil {
+		return true
+	}
+	if s.changed.Load() {
+		return false
+	}
+	st, err := s.f.Stat()
+	if err == nil && st.Size() == s.Size && st.ModTime().Equal(s.mtime) {
+		return true
+	}
+	s.changed.Store(true)
+	return false
 }
 
 // Memory is a segment held in memory (a test's, or an edition built in the

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -230,15 +231,69 @@ func TestDamagedSegment(t *testing.T) {
 				}
 				continue
 			}
-			internalError(t, what, res, logs, sum, dir)
+			internalError(t, what, res, logs, sum, dir, "checksum")
 		}
+	}
+}
+
+// TestDamagedAfterSent: a big body sent by sendfile from its segment, checked
+// before its first answer, is checked again once its file is written to
+// behind the store's back (cut short, or a byte changed): then a 500, never
+// a 200 with the damaged bytes.
+func TestDamagedAfterSent(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name   string
+		damage func(t *testing.T, path string, off int64, n int)
+		cause  string // in the log
+	}{
+		{"a byte changed", damage, "checksum"},
+		{"cut short", func(t *testing.T, path string, off int64, n int) {
+			if err := os.Truncate(path, off+int64(n)/2); err != nil {
+				t.Fatal(err)
+			}
+		}, "cut short"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			logs := new(lockedBuffer)
+			repo, dir, r := storeBacked(t, logs)
+			h := start(t, Config{Router: r, Active: repo.Active, Logger: slog.New(slog.NewJSONHandler(logs, nil))})
+			var target string
+			var body *representation.Body
+			for _, c := range []catalog.Category{catalog.Maps, catalog.Agents, catalog.WeaponSkins, catalog.Buddies, catalog.PlayerCards} {
+				if b := repo.Active().List(c, catalog.AllLocales); b.Gzip() != nil && b.Gzip().Len() >= DefaultSendfileMin {
+					target, body = "/v1/"+c.Name()+"?language=all", b
+					break
+				}
+			}
+			if body == nil {
+				t.Fatalf("no list in every language has a gzip of %d bytes or more", DefaultSendfileMin)
+			}
+			sent := h.es.sendfiles.Load()
+			if res := h.do(t, request("GET", target, "Accept-Encoding", "gzip")); res.status != http.StatusOK || canSendfile && h.es.sendfiles.Load() == sent {
+				t.Fatalf("before the damage: %d, sent by sendfile: %v", res.status, h.es.sendfiles.Load() > sent)
+			}
+			path, off, n := stored(t, dir, body.Gzip())
+			tc.damage(t, path, off, n)
+			// The write moved the file's modification time; make sure of it
+			// where the clock is coarser than this test is quick.
+			later := time.Now().Add(time.Hour)
+			if err := os.Chtimes(path, later, later); err != nil {
+				t.Fatal(err)
+			}
+			for _, again := range []string{"next", "after that"} {
+				res := h.do(t, request("GET", target, "Accept-Encoding", "gzip"))
+				internalError(t, tc.name+", the "+again+" answer", res, logs, body.Gzip().Source().Seg.Sum, dir, tc.cause)
+			}
+		})
 	}
 }
 
 // internalError fails t unless res is a 500 in the error envelope that
 // names its request id (also in X-Request-Id), no encoding and nothing of
 // the store, and the log has the cause under that id.
-func internalError(t *testing.T, what string, res response, logs *lockedBuffer, sum, dir string) {
+func internalError(t *testing.T, what string, res response, logs *lockedBuffer, sum, dir, cause string) {
 	t.Helper()
 	id := res.header.Get("X-Request-Id")
 	var env struct {
@@ -258,7 +313,7 @@ func internalError(t *testing.T, what string, res response, logs *lockedBuffer, 
 	}
 	logged := false
 	for _, rec := range logs.records(t) {
-		if rec["request_id"] == id && strings.Contains(fmt.Sprint(rec["err"]), "checksum") {
+		if rec["request_id"] == id && strings.Contains(fmt.Sprint(rec["err"]), cause) {
 			logged = true
 		}
 	}
