@@ -17,6 +17,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -650,6 +651,9 @@ func (s *Server) badRequest(ctx *fasthttp.RequestCtx, err error) {
 		status, msg = http.StatusRequestHeaderFieldsTooLarge, fmt.Sprintf("request headers exceed %d bytes; send fewer or shorter headers", maxHeaderBytes)
 	case errors.Is(err, fasthttp.ErrBodyTooLarge):
 		status, msg = http.StatusRequestEntityTooLarge, "this API takes no request bodies; send GET or HEAD without one"
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		// Not malformed: too slow (fasthttp's own answer is this 408 too).
+		status, msg = http.StatusRequestTimeout, fmt.Sprintf("the request did not arrive whole within %s; send its head, and its body if any, at once", s.http.ReadTimeout)
 	}
 	sink := fastSink{ctx: ctx}
 	router.SetEveryAnswer(sink)
