@@ -17,9 +17,11 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 	"unsafe"
 
@@ -160,14 +162,50 @@ type drainListener struct {
 	s *Server
 }
 
+// Accept waits out what the kernel refuses for a while (acceptPasses) and
+// accepts again, as net/http does: fasthttp's Serve returns at any accept
+// error but a timeout, and the server with it, so a client holding
+// connections by the thousand (the process out of file descriptors) brought
+// it down. The pause doubles from 5 ms to a second; shutdown ends it, and
+// the accepting.
 func (l drainListener) Accept() (net.Conn, error) {
-	c, err := l.Listener.Accept()
-	if err != nil {
-		return nil, err
+	var pause time.Duration
+	for {
+		c, err := l.Listener.Accept()
+		if err == nil {
+			return l.wrap(c), nil
+		}
+		if !acceptPasses(err) {
+			return nil, err
+		}
+		pause = min(max(2*pause, 5*time.Millisecond), time.Second)
+		l.s.cfg.Logger.Warn("accept failed; accepting again after a pause", "retry_in_seconds", pause.Seconds(), "err", err)
+		t := time.NewTimer(pause)
+		select {
+		case <-t.C:
+		case <-l.s.base.Done():
+			t.Stop()
+			return nil, net.ErrClosed // fasthttp's Serve ends without an error
+		}
 	}
+}
+
+// acceptPasses: err is a refusal that ends by itself — descriptors or buffers
+// run out (they come back as connections close), or a connection its client
+// reset while it waited in the backlog.
+func acceptPasses(err error) bool {
+	for _, errno := range []syscall.Errno{syscall.EMFILE, syscall.ENFILE, syscall.ENOBUFS, syscall.ENOMEM, syscall.ECONNABORTED} {
+		if errors.Is(err, errno) {
+			return true
+		}
+	}
+	return false
+}
+
+func (l drainListener) wrap(c net.Conn) net.Conn {
 	dc := &drainConn{Conn: c, s: l.s}
 	l.s.conns.Store(dc, struct{}{})
-	return dc, nil
+	return dc
 }
 
 type drainConn struct {
@@ -613,6 +651,9 @@ func (s *Server) badRequest(ctx *fasthttp.RequestCtx, err error) {
 		status, msg = http.StatusRequestHeaderFieldsTooLarge, fmt.Sprintf("request headers exceed %d bytes; send fewer or shorter headers", maxHeaderBytes)
 	case errors.Is(err, fasthttp.ErrBodyTooLarge):
 		status, msg = http.StatusRequestEntityTooLarge, "this API takes no request bodies; send GET or HEAD without one"
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		// Not malformed: too slow (fasthttp's own answer is this 408 too).
+		status, msg = http.StatusRequestTimeout, fmt.Sprintf("the request did not arrive whole within %s; send its head, and its body if any, at once", s.http.ReadTimeout)
 	}
 	sink := fastSink{ctx: ctx}
 	router.SetEveryAnswer(sink)

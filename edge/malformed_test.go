@@ -136,7 +136,7 @@ func TestMalformedAtTheRouter(t *testing.T) {
 // TestUnusedConnection: a connection that never sent a byte (a client's spare)
 // is closed at the read timeout without an answer, which its client would take
 // for an unsolicited response on an idle connection; one that sent half a
-// request gets the error envelope.
+// request gets the error envelope, a 408 (too slow, not malformed).
 func TestUnusedConnection(t *testing.T) {
 	t.Parallel()
 	repo := edition.Serve(newest(t))
@@ -146,7 +146,8 @@ func TestUnusedConnection(t *testing.T) {
 		status     int // 0: closed without a byte
 	}{
 		{"nothing sent", "", 0},
-		{"half a request", "GET /v1/version HTTP/1.1\r\nHost: x\r\n", http.StatusBadRequest},
+		{"half a request", "GET /v1/version HTTP/1.1\r\nHost: x\r\n", http.StatusRequestTimeout},
+		{"half a body", "GET /v1/version HTTP/1.1\r\nHost: x\r\nUser-Agent: t/1\r\nContent-Length: 10\r\n\r\n01234", http.StatusRequestTimeout},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c, err := net.Dial("tcp", h.addr)
