@@ -34880,6 +34880,15 @@ type GetHomePageResponse304Headers struct {
 	Vary                       string
 }
 
+// GetHomePageResponse400Headers the declared response headers of an HTTP 400 response for GetHomePage
+type GetHomePageResponse400Headers struct {
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentSecurityPolicy      string
+	XContentTypeOptions        string
+}
+
 // GetHomePageResponse500Headers the declared response headers of an HTTP 500 response for GetHomePage
 type GetHomePageResponse500Headers struct {
 	AccessControlAllowOrigin   string
@@ -34905,6 +34914,8 @@ type GetHomePageResponse struct {
 	Headers200 *GetHomePageResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *GetHomePageResponse304Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *GetHomePageResponse400Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *GetHomePageResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -34965,6 +34976,15 @@ type GetBrowsePageResponse304Headers struct {
 	Vary                       string
 }
 
+// GetBrowsePageResponse400Headers the declared response headers of an HTTP 400 response for GetBrowsePage
+type GetBrowsePageResponse400Headers struct {
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentSecurityPolicy      string
+	XContentTypeOptions        string
+}
+
 // GetBrowsePageResponse500Headers the declared response headers of an HTTP 500 response for GetBrowsePage
 type GetBrowsePageResponse500Headers struct {
 	AccessControlAllowOrigin   string
@@ -34990,6 +35010,8 @@ type GetBrowsePageResponse struct {
 	Headers200 *GetBrowsePageResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *GetBrowsePageResponse304Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *GetBrowsePageResponse400Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *GetBrowsePageResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -35478,6 +35500,15 @@ type GetDocsPageResponse304Headers struct {
 	Vary                       string
 }
 
+// GetDocsPageResponse400Headers the declared response headers of an HTTP 400 response for GetDocsPage
+type GetDocsPageResponse400Headers struct {
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentSecurityPolicy      string
+	XContentTypeOptions        string
+}
+
 // GetDocsPageResponse500Headers the declared response headers of an HTTP 500 response for GetDocsPage
 type GetDocsPageResponse500Headers struct {
 	AccessControlAllowOrigin   string
@@ -35503,6 +35534,8 @@ type GetDocsPageResponse struct {
 	Headers200 *GetDocsPageResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *GetDocsPageResponse304Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *GetDocsPageResponse400Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *GetDocsPageResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -35548,6 +35581,8 @@ type GetHealthResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *Probe
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// Headers200 the parsed response headers for an HTTP 200 response
@@ -35557,6 +35592,11 @@ type GetHealthResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r GetHealthResponse) GetJSON200() *Probe {
 	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetHealthResponse) GetJSON400() *BadRequest {
+	return r.JSON400
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -35701,6 +35741,8 @@ type GetReadinessResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *Probe
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -35714,6 +35756,11 @@ type GetReadinessResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r GetReadinessResponse) GetJSON200() *Probe {
 	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetReadinessResponse) GetJSON400() *BadRequest {
+	return r.JSON400
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -44753,6 +44800,44 @@ func ParseGetHomePageResponse(rsp *http.Response) (*GetHomePageResponse, error) 
 			headers.Vary = value
 		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 400:
+		var headers GetHomePageResponse400Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Security-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Security-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentSecurityPolicy = value
+		}
+		if values := rsp.Header.Values("X-Content-Type-Options"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Content-Type-Options", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XContentTypeOptions = value
+		}
+		response.Headers400 = &headers
 	case rsp.StatusCode == 500:
 		var headers GetHomePageResponse500Headers
 		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
@@ -44973,6 +45058,44 @@ func ParseGetBrowsePageResponse(rsp *http.Response) (*GetBrowsePageResponse, err
 			headers.Vary = value
 		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 400:
+		var headers GetBrowsePageResponse400Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Security-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Security-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentSecurityPolicy = value
+		}
+		if values := rsp.Header.Values("X-Content-Type-Options"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Content-Type-Options", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XContentTypeOptions = value
+		}
+		response.Headers400 = &headers
 	case rsp.StatusCode == 500:
 		var headers GetBrowsePageResponse500Headers
 		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
@@ -46377,6 +46500,44 @@ func ParseGetDocsPageResponse(rsp *http.Response) (*GetDocsPageResponse, error) 
 			headers.Vary = value
 		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 400:
+		var headers GetDocsPageResponse400Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Security-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Security-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentSecurityPolicy = value
+		}
+		if values := rsp.Header.Values("X-Content-Type-Options"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Content-Type-Options", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XContentTypeOptions = value
+		}
+		response.Headers400 = &headers
 	case rsp.StatusCode == 500:
 		var headers GetDocsPageResponse500Headers
 		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
@@ -46478,6 +46639,13 @@ func ParseGetHealthResponse(rsp *http.Response) (*GetHealthResponse, error) {
 			return nil, err
 		}
 		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
@@ -46677,6 +46845,13 @@ func ParseGetReadinessResponse(rsp *http.Response) (*GetReadinessResponse, error
 			return nil, err
 		}
 		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
@@ -66565,202 +66740,203 @@ var swaggerSpec = []string{
 	"P+cY9be8DHeKFxT2HY2G/Ul2sgKlJlcEaw3N7df/4/e/neq9ZMUdur55cORrYWXc33v9fj6ChcK/pCio",
 	"Jma72wwIGptAkUuU4P/ia5ZIgwlcIiZ2jTa0lDh2EhOlBZle4zx3M4L6n3556oT0dsnveSwwNJvWfNpA",
 	"VS7MYwSi5HHOz0yEu9mHnh66rtvTNKWhVxrad7XYh7OeqV/q6ExvJ5/qJGeUlDEMszZDria2UkrODSRY",
-	"bWaIroIQiWMiTkrMxwqJIdc6B0T00oxrsNaImu7LCzKWHuz3D7wSpeQcO7+3sMCkmkcwzv5/9t6kt5Ek",
-	"yxP/KgZdRHY7KUqhUEdSSPyhiFRlRv9ja4VisoD2xLjR3Uhay2nGdDNqqUQAfRrMXPsyX2Cm+9ynuufc",
-	"+0PUJxm8xXzhJlf0RFZqQQGVCrrt9uxn7z17C7JDID/QRn2iXPFcqDY66FtPjIVLooPBxoNHjlMmE+ra",
-	"F7IELTysgQLeI4PmvqXa/xVNpqmzl82VY4wF2IEzJMVM5jAylQks1jHWixe9Q/zf/oGYqmv27ohwHQA3",
-	"u7QoGVwT3MqVyvNevR1feTMFW+HMKkrgNJWXqna90DmU4Rgg+uEBzK+At5gXyinjj6lcZdpMEEoXUWkj",
-	"LsR3gHIrOVkl96KuCc0nygfLctEJUjz3gCmIETDp9SWcV/y6G2gIF5ygEedyzo9QBk5faJoSXZdTQ14p",
-	"IQEuGQq5AZFmsrhQiO1rsQkNqWrJswHSZTkbW4hcphe4gk3fPXSxglZZAE3inXgnicrrh5PiFwr+E1Jx",
-	"53ltp0rEqm6EOkNLrgCw/in8iheLNiL5Yw82pRe8wBBbZOVW9Pq77jGwVGXjuIIzfQ1dXNk6uxwG8uns",
-	"DS8WuwTS5IfleQGm3DMQkl8hVJFO2DkpRels0DmHYzcvFAgRhXIODl8ywijdkz/pedJlG3vrlIErIDlB",
-	"DqF3alKbwU6Kn3sUqhuhXfFSMd0iMtAewcJbMxEAIpFIXo9776xRvbcAuYmYaLgfCFl+OD35LhFXtrhw",
-	"zExzq3CIOf3TIr+A/cH7pyasuL1fKvvxz3tQLImElxOR4N/kcufQBw+ZhzBnwGhclQ8Eo6G95fuEWF/i",
-	"yS/393KbFsqhRIRn1tlAdguTEcu1ZXhYD7kmuAsCHTUqJIQIUQWucPG7gEGIyHSf4sC486upRkZF+rLV",
-	"K9gDhCTAbpDXeoDghc2HfFEjAz+T1z1gJZ7tP392NAD5Ss9mCw8AAdwJLCRdNMBYEzkyqKIM3FwmPCgE",
-	"INIjDcKBWLk4aEspaL8PUM2kXagFbA/irBM5EBBMBA8yeeHQ5e5h4RWl9ApzjtgY1xZq14m5Rddcr4pL",
-	"mYtO0uvBL0kk9oUTI4QGhrzuUCS8JOV6kEDIbYBslCvWXMLV4EWupPNin4VJwhmZqx7uRK9QlzLXmfSh",
-	"IQQwOWPRMolAnpYkRkP748IaH5gmWS4Nr7RE4kWtPCBEY2KOHWlw5rRA5CljTV+cW+RIyhvemokqkKv3",
-	"VoC8Sct6qQqZh32wY2RpSzJCyqJlht91zX00wjaayoNAqGOb5/aK2EI6YZ/O3rjADifVqUjwFL56f/Zx",
-	"WIIJQyPACMKPc4F2eyfQbO99oSfAiv8Nicvqem5BwEngeLBgugTDdIRXuH0UVZL3H85fv3/3MQFcHOd6",
-	"MqX88OaGpFG4PqHNg8GhkNA/3iffn55HAqArEqF+f+nmiFgrgfpVHxFeTJmZ+WMvjOb8Zq56zNMMhbHO",
-	"6PGY1uVHPthK1HzQTHlL0DEoLhVyMlMYF91rKgMKsdWBEDcKBJCCKFXnucitBDwHYsb86N2oDrt0hI1S",
-	"GQmhgWF8PngWUlLS3JS5VLmdq5LRJyE7IrIIaozy2nVzlZZ0neciHAyiAvLfmi/cdNggq//vSmr/7dHA",
-	"BbXB0m2inZjC/bgwXudCmlL+Le/qAIaig5gCZ0ibSWDj13kIAhNKc/+IS9/7yLcIelbhUwY2iZgGgmrY",
-	"IZL9PB1YKZzywb/ZjpFPF95OFHHY+4NoMBhAq6ObAEeRSHo9wCGYtCocSAVzQBuNjNANXmmwD7QUZ8oX",
-	"N72TMaXagOnAmIPjuRAyy+DOK0e0PxiwSmGGqFjrqTdXRY9q1js9PPgG+0KyrXcHs8Z1D9oSfD9CDSFp",
-	"k1h/DESLDnnjQinyoZznMkVxg3N/yvAuBHeDLhoCSmJsD6GS5WXssoE6XaZsKInkHujkjz3Aj7z3cjEe",
-	"K+AD4XxxMzTSLmIxNA+HYV7Ya4DKuXR4zc6Iqgu7mEyBbYPvNxVio3YITzVWWCZLBJGMMAN5PkJcr2cK",
-	"H0NH9lKJ/YOBCOq5sI61A88+BIi00uH7+t5+/5p4+kO4sFEDAbNFVa+fSiP2j8T/r19iZAQhSKfuxOGz",
-	"/VphSfoFC30cHWLxw/1ntDIgwdM1ayxfHl2uCtuK5Mo6i3ERfDsTygOjihqr2MGubFEqvyoEVmbip0kk",
-	"zv7wSnyzv38Ajf76b+Kov98t1UT4BGGNUSmylWluncpQgAXasjNVCjyGYSsK4ISXLXCSDZBiHfQHOWH1",
-	"1VzZea7+5m8APxtKPYQ+uOISkFX2pn6WH4t0Kgun/LcLP+69SIBt2CNaik0AmiCEMNwFtk4UykttVNaN",
-	"WGeKFXUtCBbcpsBD0mqeqcymsUGpYkVxzJ2UWrCRNrK46daUsEGNHHSyv0DZz3u/ePs5iU1nrba+Ln1E",
-	"MAZg53BBWZHV0AY57G5U2Cun4MoNf+/9wjzh5zCG5d+D+RrRWnDijfilhBU0JotNqTHZdSysbhkNAgdh",
-	"Y7mO1qQKgZqnFRvqEicObOtyATGXiD1BnRjVWFxLY0N1elmx2vhmpZEFeaAMbHGh5p4FK8CxDJUtfN2S",
-	"rgXO05BkpdiAPLZH4hhqXwIokmY/yLAAsHbMrSCjYhfe6UyxCjs8JGRaJrHB+5xzStc0+sbOFcKnkKWy",
-	"HP6Ft3gEyxmb6hVBdBI4O6cwjqRbM1wFCZgeWyJ8HiG1AImOCWoChkIiEmkzoSKxucK3RRASaUq5NhdO",
-	"jGR6AXwNni1kJYHMZW3X8GMg9G4fSu46wQZGsUntbAb1KrE9XIE1zS0J7d4OiR/9wToPcIUWOnA5aYNR",
-	"eLARvFy4jYgd9nGrocTwxeDFIIHDgC+MCSmDkz/2/mCLK1lkKut9KKy3tArCWXrtzHWqjFO1B8u3r89X",
-	"Hivh3JPeo2+LyR5XcntQ9nO047XPa2+d+BqFKormc2XNr3q4s98f9AdQmTFlZ7jzrD/oPyPX7ym+Iu/B",
-	"/02UX2/i1YQ6jpOgPUqcNdlgLfzVN9pb0jvZlA5/tcMRPxAg79hgHfs7OHB6dH+d7Qx3vlf+BztTHyiA",
-	"XeC8cRoHg8Emk5yy3B5W/BztPBsc3l74nfVvbabHWqHB2PO2HeCBoRrP7lSj9sq/M/zHn2pxBnbeSIP8",
-	"+5xm7uXE7Qz/cQfP6c5PUJORd+NmnjY0HQypfLeU8l+wc69YWEToiM3StbmAQbCoAZ2v3aKXOJLHt0nn",
-	"jRuu4ji2blh1Vd6ydXgf8b6FbQz8T2MbCeV0ao3oMNcQFKbFrqOoY7GZaWSWwnkmQYYVo4qBLzyt7ToQ",
-	"6Lslm4Y4yX1X75ixYUViZ67TCyAfUz5cd9eTUHnHktGISH5OwivnRGHkFCWLdCpG9joqoRpfGyJ6eKle",
-	"eaqnCX7nKV+qeLF2HWrbYhOkDe2Py7ehJQ/e8j1bM9sdxiTclDQC9ZeQ2MBcRvYaF+iK716868KR6tce",
-	"FMLmBeZ7+fFg85F6RTX5ZFWvKxutI6sie40WMJ7eLRWgl6A6aVv+H9Du8rc98od3PvKHbXpZAom/Iqy8",
-	"N3UaZkC+M7owI34LyNDLA6MMns4Q3miVoy+ffVehgJ8UhrEx/HCOb81s/4SvYHCQDLTOJVgTXr5o1Erg",
-	"b64EMxUbipy4FcK6UZPzYNECDY9KcbNcVcSg2LQ8pBw8D9dnzTXaKBsB4GSkN+gsDMoC3OgugkuXe0xg",
-	"WRPRZN3xwVF6IfGxajMyvPZq9tvAAvr73Bk+nlDha6ACEiDeMKo6vS2wgcWprYx/TW4mNKDQZg3hebgu",
-	"JlrtedwaCsuPZ7b229qYafhgJwuS4mZdujGr/GekICPRAk5HbJQscl2J8xvOB6mZ3Rcdjica/ro0/GNd",
-	"M8WXSNOyoj0x17VeGwn7A+pYEeuGdQshihFsshB6rtSIlVoPXSBHXTMpgJrA8tLoS+0Im3LUY+KJDh8N",
-	"OAv0godxU9BMjEQtVoJxbGPX7Yt3qNBAs5kNt+s2PpuubpyWLapRljdig/kWnc16O1K1kc6nFPAbx7eu",
-	"bTyuDm0CPyfYe+JtEq60pm5g260YrvXyLqxZVcSG7sQhec3OVeFwESTbsOKs8J/lXYzmMdsx4iXpRr8I",
-	"Kv5Qi+fX4nY8t3co/ARDvyEM1RXkgVhrmvJb4Siz6eaLFRX9cG4NHoH1qn3g99jUuoDyffLSyq1R/X9y",
-	"ybEwVrz67l2XVd8uNktvBn3xDp9y/15eyo/Y+/GygXowKsdzXaqCJdmubjgl39nUPUaljnYoAax5u9lA",
-	"AmxvvpEKDgaD0ogHn9DRCyKoJVhn7QLbL84UPtk3CjNfpJ0YS52749ig3ajGMKhkrZNbmYmRzKVJVcEv",
-	"pKXfgTbOK5lt2OkfcAJfts+FHanWm/baoIdo3kIBqi+VgZnjW0Vt4cvBh9VH2XDvFzeVB8+PNrMCJygl",
-	"iiSo092NSUWvRy8oLFqq8j0CTewqA6hACq4KdxsbPE/Ya7B8QWsu0SEvKzSURaM2tFLzNjxadUn5FZuk",
-	"1yPLJBpFb1HkSUPdx6Y9c6uNF2h/yfu4FNYeHzPGcPUGuYBpjSVmlJT7bEGDnjfBKYbGH3xiki3WZLfY",
-	"kk0VawlZB0cvwd3j6lH4/GauShzyN3NFK4hjvZLsb8ScVSQSOZ/nmmzK9mzqle8F241SRuDZlVf+hbFX",
-	"sdHAZOET1WRB5oAV3sL+1Ib0kYmv98HmOr0ZBiONnitSsWusUbvHsXHSZCN7nYiOpNEWC5RIyCQHRwNY",
-	"q7Iu2yEV1jm2YuqdKXriCV3EJsXPFj8nokMvhE4HMzk1GwFz7Lt9kaB/YCI6/Iw+EL/+m9g/7KLhHc4l",
-	"GcbGXqoilxgEnnis7J9kirZ3yOQg9c1UgbGatRHSpYreFmyRqUJ0golYrsZ+GJtkhr6VsvB70EXBD3Fo",
-	"1koGPJJtGJRBfWlW2Pk8MHiH+0e0IobsyWJDsZrJCpmMFdCJtzTV7tBMvu0NkjLXBvRGZj5igfspDZpf",
-	"0HrE/AmNIaBZMkJF3/aajQRPf6JotGTlh/vXORgMUN4c4Fhjk9AxKJnWo0NyN96QHOC4KaoukyGcNiBD",
-	"0eFpN627qHh3AxS/BSRY5UZX5XWYya5jAIpuG3I/+GDOKTALP0tS7Z26+y15f5OVdzP28zfjF0fZ4MX+",
-	"ixeH6d9lR8+/kQdjJeUgff5cZoP95/LZaHw43h8djAajFwcHabb/PDtK95+PBuPBQA5erPH7/SLelpbo",
-	"c7RzMDi6Q+mvxgq/lNkZ3eGteeF31v/BLgz1sX901z7+H9+1742qLsBm6praxYt3FN+5xFbcwvDga3vN",
-	"Rg8YFBK7IzSeYttFN5VsFlMohHwXsRhYUzbxbUsV5I2rTNOhRlBNG3t1jMZznVI8L9Cvtlvjv7hObJDL",
-	"clHNCCudVjaVCCjBaJcRpzTMDMhT6bhi06FBk/2l83ISno3YupYQSuONhJO50j6ddvviZIl1Q9vE2PhC",
-	"jsc65XcvMumtr5GzpYsAXXdkMh3GOLFobLEBZs7QWEM599szfS259XcWB3mzlXLLadzOJl7u78kJ9FGj",
-	"2uayYEQiKnJXbcBd3s1euw+5vMGYzFNZyNRzuqtbqv1Dm0KU2egLdQY4d1iE3xAtvyoBlSqXz03JwnlB",
-	"pFDX9hXAHiD/NNK5xjhBFTUx5SxR0uoT28o5C9EN7kZObd9c7kJ2/3nSeO3V7Pd8kf4VaOl7RS7fMgSx",
-	"2EAvHPphK/S85DJfE3u+PojALG4eCYjwrooOxw5Np7KYuW6NDsp0uCuksFfFm9xKEZQU/mFQRUim/0hI",
-	"4yZEhC3tePHXu5DHbUYcZ8ovCkOc8suqS+BiVT4mD2gy3UOXMyzSXW/DV+7Q/b+tqrk8XVkbr6wahbaj",
-	"yNuZnZdM3g+BfJ4oZzvl3EYzJstv5XeozH2/2WAWj+RWI/3LqNy42ymgFWpAyYcAGzCPJ9zYghu80VvI",
-	"JlWFmllzm6z0qip2v+GDJ/JYJKZqe0XnQue5GEljVFFFLztJSQnzKl/4dFoXpWbapevopAXChEW+/xgT",
-	"ZvKEMhtRJq02ewPpVAE2Mb7mdqCpCp9rVXxU/t4jzsqMHgv2LAVWFY42M1AJR2DdTChtkGZlcR8A5qzM",
-	"6Ql9NqPPGiLbTmNoidIGiMoMLPcfgcqpPBrowRlTPGcylipkgY9MQmLc6F0nlnLskIf7LcrkOvm0gqey",
-	"i4eAS+VkngBpCyBVpHc7LRUy9bfjEJW6/yAE83hECITbJjoj6X2OZnwOnaYnFIwuo7jyVck69MwLOymU",
-	"w9ZXCaYl8kDZhwE7MJMnzNmKObzZ2wkIIyGmtyp7qmL3HHNoIo9G2VPftw2yeFmkDYbw8j0ADOGZPGHI",
-	"ZgypNns96dRciTc+jzfMtJdCeLM1NjQjOhzgiPwRiprXcwi4GbEJO+ZiudR24RqxeOfFwtQjdGOr8GEm",
-	"M9U9Fs+DQWxpxZpRGe1iszCFkhlG7baFSG1RLOabfLLe4IS/0+PxFxluQsUnolshuvUOgeh+tbTZwRu4",
-	"MvytEWjwGlwi0jaOyqcaDYzJJYOCZXfYo9aoq+DsgI61Ie6/ExOrzQStfLt9imMa/JeQTGEJFj5QGvmp",
-	"GEWOsa6er6IsCLMj6qy8I9ixNza2EHXH3oZ/bs0jQtFMqmB0Sz6Vm5wNiaR/Kyfcn55Oz1c+Pevcabee",
-	"FUprtZUTPL386tbZJ3iwW5X0vw+u8ns5U7gwj4St1KaHYRBVIIb1/AF9bsFW4trdf56yJIMnhNrIVDZI",
-	"ZzPlXAPPtzVYzhIvGcLyGTl3U+tFLm/swotOEu68kBMOcz/tkevtWOecMYA/xyahLxRplr5tKCx8IY3L",
-	"ycMlwoilhXJ7q/WpeCNtlKKkTui0NPmTnvdqmTO8LIQs0qm+VP3KV5q44CRkZwheu5KCgXHM2irGYCqN",
-	"cAq9WNEMlbKn+L44MaFx8gHNKNYuRxklzlu6C0oREVGIFFfmqMRYrkshpo/rDpZVIii4fcqGRC6dFx1n",
-	"hTQ3saliXabWhGQMtOdOpNZ5StXCA3W7YqZmtriJkJ9BBkqi29ap8UVIuVKoySKXBft7O4rRP6LAvVGI",
-	"352p2AyODg+hJWGvjCpKdvKT0ddCzS0ZQczwRJLvM8YTR2evMnwDO5VjSqHYTPCpKXxjD2eOgG7NpOb0",
-	"nalCN8JPMHVWbw8gFE1jU4ZrWspbwl7J6z3ERRnHfQhUQSkiXCMUVDgNooVcxkISZ4UhBzdyjXeKXN2D",
-	"/yA72aLfdKYyWId5TnEs1zrZnuJW8z3/JUhLDTxB7OflWKhLOyk5uQQdpO28Hy5pI5/O5kAOTJxUJ6EQ",
-	"LdLcbE250/+ywAbD4KWa1Q4L0SSRJLG9GBnAFqnKYlOoHmef4kBVIdB9ecAILvlE0/Hs1uWtWvoUFqNi",
-	"s390ux96zdW2Hnlp8xkIO3lX3udtOcAv5FWeTtCaE3SyIi/d5QSNc3W9VXb6AxS43/pzmAJwt49E0IEt",
-	"pbBz2x9uoVwLOeeLCOB3J+YEGniScjZKOSXdbCcbkISAKd2ucgGx8i2Wut/YEebxSLADxdwZ71sp5uK/",
-	"VwlgT/280PM5cDztiOG0Vv5hkEU1o8dGIEI1NvMutNLi0lld34ehaWvO6eky2ngZraOzNmTWnrQeDkE9",
-	"kdHtZLSFdpQstt9eUOCeX1dKPhabadhO0ZHFzJKalDOpLTByUsM4kdP6NymhDYB8CT38/sBDySf7583A",
-	"MdcqxUx6E9rtjUSDkRBGaICxnQnGwBIvueDXhBOKxvG7wJ3anH9j+LkPtIZ4RYFXRiVdbJG866TWAqdq",
-	"i3//4ao2mSfU2ohadWK6hZbw4Xc7YFGRL9otfC/+SON7JIwHp551iznnWucktPVggRTAtoePRMLpPzVE",
-	"Zyyv/4SbsLxRe79Qa5uftyj5KEXKpsx2mehwYtxceY8ZTZzqCjmR2qwbbwp88TFUwAjVscHcfpjZ7pCz",
-	"e6gJxv/X4Rlr4RQmoOYA14Zytq81QA3EdMd7D6sROX0hcnzENT9/krc3Ige/+mPcWTInHhOa0LLfRqEz",
-	"OXdbyLLMRoNJXLgJNgcxsgAyuaTgDV6mFP6+1oRbjToGp+0t9Hm/ZbK3cv5IkBEIhFAwlXluF03rO9jJ",
-	"Bi21YG3eyvn9Z2neyvkTIG1kZWa4xRuohJJAb07fVdiZ8lO1oDw1aKXlNJpFjW0xk34o5nqucm0wQflE",
-	"RWJcKDc1lMsbE6pjBnj6GJvFnMyp1tgddbQZW05LTYkcfjg//1BmFM8WHE4aA5XbhVex8Wo2z6VXdKlS",
-	"VU5MLguFhidVnrOz05Pv3p5ujPpPC7Ge/Nh4BP6EZdjDtLjwrypK/3Jg/c/RXZey/xuCUYNQaiOblcuw",
-	"LYz3TDsyftjG9L4Nhe755ULTeCwXTLVpWx1HQ7k2NwwVfQC3DE3k6abZfNOUW72VeCg1sb68RWp+XxW7",
-	"3xBSTuRxgYiw9Q1sSREtAKVczvsPKeVUnkBlI6jY2nZvJaJ5Lm9Ukcoi244rH7DcKyx3v4GlmskjQRba",
-	"YpHy3m3RytaIoQWkVAt5/zGlmssTqGx+lKwIqQ0dee1z1Uo1V2nlkkw7qP1OzlRCeQmxmXN17ZP1ujja",
-	"unPq7CFAE07lcWGTD7vXkqhaoxOu5UOBJ5zMEz7dhk+e93wbLRVqplWxl1oTUuRu536o/Kta8XuONMsT",
-	"eix4Q/MWaWMnKw4Zv26lkzbQs7y4DwCAlqf0BEObYWiFxtqQWG4nthUIvcGCDwJ+YCqPDHi8kjOR8xa2",
-	"I4r2iAPr+WCwBibzhDK3okxJUHelpz1Mmbw1XggU33ViJJ0SH959LzoYy4JFtNcpBgfhsAzacTiLXScw",
-	"5XJIGC4KldrcFiqLzeimzLJfyNTvOlEscgoTITkrsDBKZegIrmfzXJG9j6enShwHjho6kcWFKmKDjcM/",
-	"58Jb4XLr3VAUKhN/+W//IpJ5oWHdkkhMCqUM/ehUak1GP4/yhaJf7cLn2qjkWIxymV7ERjtxoea+L05l",
-	"OsWWhXbC4gLJ/FhII+xMe68y+khxPGCJaGwCh9aPTWxg9DTVsS0wEoeY62uVCzumDP/lzMhQwflC6snU",
-	"Uyo82D3Mbp9rlXVj86I30uSnb1TuRBGJSSRGkZBD6Gu/L95S/1cK2mDbBym8zVUhTQrdmUyci2/F/tFQ",
-	"XHXSrvhWsBt/Kv7yP/6XOI/EPieZFwJ/+9/i4Plz8Zf//i/wDS2zOin9syv2RCd8PDjv9sVH2E6aH3St",
-	"Ma+9HcOPi0KVOwct24XxTmAMQ+n5C8dlMUIar3sy19KpTKhsosowXTIsMZTk7RICY2oU0jjMG5jehOa1",
-	"EfPCzm3hMYzH1Zn4Vlx1im4krr7HPyfw50v8c9Q9ribOVnOLmVDXqVKZE/u0edqJTF/qjMKloAHTYnbM",
-	"ebqdj8QFLC6uSOfqTPwtdPS34uplN8J2taNB7zreo35sDtjGDQh4VzBVdz4gwTAVR+KjKGk3Eu8Fk+wx",
-	"DYoJglYvn08l9iWdQHqJ6DchxRjOnrZG/Me/i2/FidiDre3i2/9MX5dTcqpJQNUyd+xc/rxQXVrYGm3i",
-	"m/xQpPZSFUDLM/GtuICJn/365//49w+4DvDXR1wM+Os9h8sRgucA8y5n8i2sHlb99c+12r/+udbAr39+",
-	"DxQ4Ex2mYOh00O3H5hmtqDTuCmGJKBITtFunaucH0FxlHPCGVgl/60jx65/FrDsszyjtHiOQm8q54qAY",
-	"Y48EShYUgBqRcKnMa/RB+4qtIySc4LCowod330cCo9BkItcXFBiHPEdCpJ9UepnbCc+GY+WcnstJCEkU",
-	"mzJATgMnP/5w0jt4flTG7GHKCmQhLmW+UK4ZqofKxOaqAHgzGIkROFmf34hOss+Kuf3+IOlSHnxKFI+E",
-	"J54NDjkekbEB/LWZ9GNzImYyBxJBa0/YaLTuHAgjZyHrPCJpGCuUXYoWAlcShx+9MPbKRGy5YizNOEIA",
-	"JijliCJoydK4n/BmwtiolPweY5VIvOIApryYWefF/uDg8P/8T/h/Ih2H4zoUb19SLgS+HRv3IY8GwwfZ",
-	"Qk+0kTnnysdxizEQFhBFPbwKzm7lbiVSrQ08Nske3q17v7ipPHh+9DkRn87eiA4SbtLrUXCYHpbpLYo8",
-	"wa75YpVZVijnMFJRmOJhbKodgtvYGNgIW4grqT38KT3GuhqKuUSjXenF4cE3dFSSM+WLm97J2KsiORay",
-	"3phw3s5dNTMeRK7kpXIbzInqjB/yJl+NlbUT+4EwtW3xjwF321Z4T9j8pf4G5Rr8jrnfw4Nvbq9wbu1b",
-	"aW64H/dXi1Kzwi9XjOk2zjmkvtkmmH/kMvdbJqdZPJaUoLRloqPm2tlMEbYv549YyXvEP9RzbLXNw/Yw",
-	"iGRlQo8wC5srd/IudHK3NGy0uA8qCxtN6Umj0yoJmwv7/wUktreclm1VsRNyvHEYUmgJONm0mTPPATkx",
-	"SxsJifzn5gSDCfGpGFy104zsieAKwgqJUrFZ0gChkHs11elU5DLLQK7nUaGLVyTknOTLIEwhQ9yPTV00",
-	"KJjhp6SsVB15/JIHLWddFwzULRHeVyj4y3LZ3f1kPmU9/NpOZ+uyHgJRYExMis/5hYfydqx/KAD/hOq3",
-	"oHoLopkX8uYWCYOK3HMBAybxWOQL3DDWzKBb/G05MakGBVloQQxvqNxDoAiYyWMiC6YHYccc3h5/vQN1",
-	"tLleypV9AFdMOZena2bzNVNRVitKaklCD4R6nghnO+FsJxk/VbNbDCTPqcj9vo5wEo8nXMzsNotrKtMC",
-	"KnDh7j9U4DSeoGIjVHje5i0kw7qUzaERbJ7jo+YQZGtOvlZPHRGJZLTQecYjSYQt+JfvpFeJcHpiZO6E",
-	"FEZdxWYufTrFx3AjCiUzyqJRS7KZ9MV7es1EgV77Ib9dwk9J+dJM+Sxiw/Y49MoubuxCTG2OwRCS1+Pe",
-	"O2tU7y10mURs7EFhFrQTU5Vn4mqqc0WvpNrFxnmN0y0bxIyddpFnYqTEs8FhN9i6wFeViYPBQEgnnKUs",
-	"CtKQEQCvKpokUfwHVGw9C9ovnkyxME7Yhe+LH7Wf2oVfHbQt2MrBoD4uNjxWIXNYvhvhvMxDpAkac2ox",
-	"MgS9A/fFjzzFMn2Rmy68E5m9MkLGBpehtizl1GCw3IjoSHdBgaCG5RwLNc91KoOBQxftBUJDV2SxQW/I",
-	"U+lErsasxhO5NRNV4PpvUOF9acKQH6X2Xwgl3OVvDSa/vwfZT0ZeSp1j/OT1WjgOaIKhci/LndqcMoR/",
-	"2XO+UHK2Od+OSDDqCCZN61HhRHQw32jR+wiERHkZI4ogNirslUPzkAR//2gXRaoSRBUXG+27dHIwlRam",
-	"nJ9XJ5OO/EjxWQlZVuvmG2iblyRJbHQ2FIPnpy+enb58fvrs4Oj53738JjbY5rA66pn0cih+iXcqcIx3",
-	"hvHOSs2d6C///K+fue3YJDpjyxFVT3UaiQR7SDgDlwhJ3gBxoa+EYm5pg/G3/v7j+3dCG8AHJRKm5lNq",
-	"gMK3DBvJewKO8vZCExpQQY/HZeKu2ITSnHBYe9G5goVbAW1+SsCtISO+LhlzUbI1Wn9A2NWIOJHA1GsM",
-	"NZFYmFw5J5I30vkezqD3+rsEOtbptLnXmLUtK41W0EDAGJV612W7Hu0DUB4LudImmzFJc0PGW9WEJ8q7",
-	"pQS8u46nUY60bgWL9FT1H5uZdo7MnLAJSrI2Wng2ZtMm2EaixY+doeEs7mYnGaJpak/m+lIlXSS14kYc",
-	"PGdjQseWq/PCXmvlaL/S3Lpgk8WjQOPJ8wr4ca0k3HJwtoQce1WI/edips3Cq5BejyGfbkbta9fFsJog",
-	"Kcpis7Si3QgO2VTOnfB2+aboi+SH05PvknBj4FCnSuLzUW6N6sfmHWW7Isu6TmJsD9NiJV1hbCFGCzRr",
-	"w2clidO/EZ3kj72TNFV57yV+1WYyFMYma3OyfcSZ/5cqTezS/bL68Iank5kMzO9HNFCoVOlLlR0vgQ/R",
-	"o/ZrSBLvRzTeCzcg5lo+OgS2qpApDKKyjaufU+2EnhhMl4xz0jA4WridaAeqgJBQ34idqBazaSavKYvh",
-	"zvDoMFoJ4fRTu2BQdVhuxoRayjCNGC04y3m5/LV00sCVDpHUHSzvUFA2yRpsYkZJTFTZBNkAfaFKHeag",
-	"RwBBrhxMktVs7m8EGd2i4Wr9qDngngo0myMec5jQCt8a5uqcQiDCMSKtoPEYeZB2BdcRiNK5kAiud5Ln",
-	"9qr3Hk0MN93CXHuPqnJNrMj1PkfLzZ5ez61TvR+qfls3TFVDzc/RTiNz3ZoLmu+h8lD2MY7YzwtdqGxn",
-	"6IuFqpOdusYEiTvDnVBhzcJGOyund1vHCYMuH30z0ea6K+YSoRbtkel4EjeuPfHC7ce5busfAWe3jsdC",
-	"l5Uaw8S3WMP4biOvt9mY4RSvsooLK9ktzkrnIkxE7zxzDp3RDaeFpaT1Xbb6Dvh6JV1s0IzWTTmzvGxk",
-	"QRwuXeNRyfpYBKB16fMTgopkj1MrNr+l0uArsyzImLyRB7KRW3LvL//8rwnZViRzbYzKkthgUD/XZY6J",
-	"Luh1SUU5FypSNXNnoZPYSCdqk/b4FYVuqApzFGP0DPB6pmgFkokygMUqO/FJnd1ba9z7Rjtfuya/WJ6C",
-	"dn5jmeqvlJR0JQl9k5BbnZom8cgJJ6pvUarS+W0tPFpkmVauZbHqbfMOpe82ktal84uNkPI+iEEAV9qr",
-	"WfVQF5ww4CgFLq6WTLsW0aRjSY6iKNex4WDcqIBJZJ4n3aFIfol3uEWU7IgJCb8g3xHvRPEOnF4ogJ9h",
-	"QPTtM7thxDEwMsR9B7YyNjgDb20/SHcsEuKERjee7Fvwj+W0yc21WjOqBJqnxMpkQyW9CFMvHUmIIUKv",
-	"r9J3BWU+h8tHQMVfHF6ssQmeGgjNEWMVikqYTxI6C/V3y1JV+1es9aLC/C9aCjcUCefOAK6P/9xzF3r1",
-	"h3Ra2Jlc+ZnokRSUSGy1P/eqjzM5x/+ymUftz7rhHPy8bEcHv9WDnMC/SQWPpdERKOV+67kY4N/jXF0n",
-	"QcbHX8qcVI1/1POgYX+rAQ7qP6O/KPxAsEAzNhlXDlZ8tZFj7CicMz4zVn/VVoiv03LOEyUL/F0VamYN",
-	"zzAEy4S/q0h3CWZjRyI2KsSpDYJhRwrYqEAmtHm7TiS0zV3SczqL/BwfEb657JUJZBQFYYNofCovgWpL",
-	"N06MNL8mDfxSKmNiMtB20WQhGfPoJvASnNk+Nsyt4DmhxOAk8zUNKCPWgJLbDzaZowy2Nmt0bAC6wokU",
-	"nQTwLun2xWvUmaJ+BIivUM6pTFiT30QcUT9TtQ9sAYcaidh0vDJ4oN++BBYBBkj+RuLkw+tdh/kEANVG",
-	"BSntJ3/S8wSmnABHPve9U5PaTJtJIn7usddZbEaF9blm7gz2RXitjkNtkPorJXBQaq+01zn7wyvxzf7+",
-	"IDa//pvYP+g/7z8boh6GSjD4AdcJNYH6j/FE5aLXqyac4PQz1PN0j8Xh4AgGYI2KDS3/as9eXmBSbc0E",
-	"GCREfC6hb9YodMNCwvHWCjcF9tNbFB6xa9FZmEwVAvYW93soZElMDVTrlhtIAol2NWfC4D0oBXGHFPCZ",
-	"koFjUn30F5yj6oYmEKFaHvZ5+aUgNpsS5m9LPB6J5BUReO+NTZH/S+B8xSaVxhqMrv/p7E2/VqyKz+9I",
-	"Y8oHb8jufim+R8AIlel9+pjAaStUOD6IBNoJ/LbriDkORxS3PHxp3HndKOSfoP0eh2sZbYoHTPmVt2JN",
-	"kSowsZdYmFqmDZ4DuSpS3bB76FoYmDmcB5BGQIdyc+GEcoZ2mMINeeMCxJTgwmKLdBcuNtAJ3A2RSHo9",
-	"qNzDyskwFANQc0bO3dT6qJ55vnG7A+MwkZqILDZJocYoK3AjvR6Zwja66G54ZXkJTNV/Jif7VzeOxhH+",
-	"nv3pBketKpyUKPZXElBOG9xw4JHlaiZ4bZDc332H7wlAPzXBBbnwW4QW5jZuZ+ixWEv2v2I02pds2/QS",
-	"T3fX8q27qViou5S9Q/PI2LUu2LbhkoltX7Jl08T5tivVsklgqtuUadlcPXN5u4JLGa7vXumuI2tbnnKW",
-	"3lqmZXNLOQxbl23bfMg11qJUPdHV1uKcdejWMi3HWEsO0apcy2YbQeNblmzZdDNwdNuid2q8DCDbumzb",
-	"5teGf7xrlTt2FgK8tS/csoPKRb1NsSXf5btWuduYtnkntqrfsrfgQdOiVEst5AaD+zZ12hUujWpblGrZ",
-	"ZEgO265YXdf1BVXuNqaaBu3uNb6gqzv1ctcOlktX677ZQPpHLnO/LaRpFo/ERJq3NURkk95Fwk3tnJ7T",
-	"UK2HlLYlO/P6o3YblXy80OYVl77nDl7lTB6Lg9eFNoJ3uubgdaHNdrvprQC70e5+mVwegLdOOZcnO/zN",
-	"LjsVkbWnqhaOpRU5PQzv0jCRx4Q9K76ld4Ke1v6lS6TyMIDnyce0Be60cDFdZsTbIM7D4IyRih4Td0ws",
-	"cAU39OsdyONOWHP/YaaayxPObMSZGmm1o6S2NPRQ6OeJdm6hnfUyOVRQ6aLQ/gY3/5NTxckEvRL+8SfY",
-	"DzLG2eS7MbUYOLK4JL8Y7URm0wVa/3dUf9IXkswVRPmMju0lwhox9X4+3NvD79DO8MXgxaDb34l2FkW+",
-	"M9zZQ3rgMa8YrKPxlejMc3kjR7mqeXiwUxoFKi9sTibEcqRz7TWZqrNDB5t/AoE2W39JJmxRA9GjUogl",
-	"WyNgCyN2Go+aWbuiRoLBiEPfRILfZCOqLfjNJhLjXF2TMUttdNXhXh3gq/DIKDoj6X2u2EI/EjgnHCHZ",
-	"6ZfPkd1glQ2roq5gYLXO6okwV7v7cUXtQ7qeoPmpNRRoa7WRt3LOLaQyz+3C1/vHt6PVOqccijTCOKTR",
-	"upiTNC0OVVZvMrwBrLb6vZwpMStDnNKawL971uQ3ovZYWB8hPlOuNvZhNX0StVpmNWksM8XSXbOj5eMu",
-	"OSSZHnp/Vn4vYRjapWuqn8mrkDKQnIHIu0L45WnUC61p53y99ymOCU3Zy3wDQR9ca7s0u16zkQ3zCDTC",
-	"qiz76Z0xIafTFYMJRIyMTXvQKIyDLm52CBiu2AqenssJrWyw8yJ7QhpJaReLFnyFGuvryku75sBe2p/J",
-	"yumcPenGtgB2LzadpI1VWLffcPHHLBpGrTVdjNAIWJobkSvvEVScEp01VmVloHVRmpZFYjGfq6KHdT6d",
-	"vUEbvkFsgnMHh33cPxJTdS0zleqZzEWmJxqO2+HgUHTYhbM5tO6KhSd64kNbYQP7gjadfebJGqa+3KK2",
-	"2sGX1AU7vU9nb9DZdnWawxWXUJk54WD1ZU49wCIUdjGZsivop7M3jqw5YzPT1/D9ytbcCOCU8T5jEAUy",
-	"SKs5gJB9VzjEOMI1RH6yQrzk0bpsGMQmQGiTVzdLRTNbMgwacgIDdhTdZky7FFfUmqDmwJubTcahr10X",
-	"G7aWBcIi49vmtjbmOSLbsFXAszPlp2rhxEz5QqdkK0j8pS3qgFDynOsg4Yfzt2/EXE7Y1nCu7DxXx8JY",
-	"AUxID294TH2jsjqCQoUNwIUpDuiUX+pM2XAW2KC+UAzQbM5cOUZR9gPymxSdile5ManoUe6ApFsHYfhl",
-	"5/NPn/9vAAAA//8=",
+	"bWaIroIQiWMiTkrMxwqJIdc6B0T00oxrsNaImu7LCzKWHuz3D7wSpeQcO7+3sMCkmkcwzv5/9t6tt5Ek",
+	"uxP/KgEBhkg7SVEqlVxNoWGoqjXd5X/drFL9ewDnYDOYGSTDSkZwMoK6dKMAPy12X/2yX2DX8+ynee99",
+	"94eYT7I4l8gLb0qVUT2tCwaYVjHjHid+cc6Jc0F2COQH2qhPlCueC9VGB33ribFwSXQw2HjwyHHKZEJd",
+	"+0KWoIWHNVDAe2TQ3LdU+7+hyTR19rK5coyxADtwhqSYyRxGpjKBxTrGevGid4j/2z8QU3XN3h0RrgPg",
+	"ZpcWJYNrglu5Unneq7fjK2+mYCucWUUJnKbyUtWuFzqHMhwDRD88gPkV8BbzQjll/DGVq0ybCULpIipt",
+	"xIX4DlBuJSer5F7UNaH5RPlgWS46QYrnHjAFMQImvb6E84pfdwMN4YITNOJczvkRysDpC01Toutyasgr",
+	"JSTAJUMhNyDSTBYXCrF9LTahIVUteTZAuixnYwuRy/QCV7Dpu4cuVtAqC6BJvBPvJFF5/XBS/ELBf0Iq",
+	"7jyv7VSJWNWNUGdoyRUA1j+FX/Fi0UYkv+/BpvSCFxhii6zcil5/1z0GlqpsHFdwpq+hiytbZ5fDQD6d",
+	"veHFYpdAmvywPC/AlHsGQvIrhCrSCTsnpSidDTrncOzmhQIholDOweFLRhile/KTniddtrG3Thm4ApIT",
+	"5BB6pya1Geyk+GOPQnUjtCteKqZbRAbaI1h4ayYCQCQSyetx7501qvcWIDcREw33AyHLD6cn3yXiyhYX",
+	"jplpbhUOMad/WuQXsD94/9SEFbf3c2U//nkPiiWR8HIiEvybXO4c+uAh8xDmDBiNq/KBYDS0t3yfEOtL",
+	"PPnl/l5u00I5lIjwzDobyG5hMmK5tgwP6yHXBHdBoKNGhYQQIarAFS5+FzAIEZnuUxwYd3411cioSF+2",
+	"egV7gJAE2A3yWg8QvLD5kC9qZOBn8roHrMSz/efPjgYgX+nZbOEBIIA7gYWkiwYYayJHBlWUgZvLhAeF",
+	"AER6pEE4ECsXB20pBe33AaqZtAu1gO1BnHUiBwKCieBBJi8cutw9LLyilF5hzhEb49pC7Toxt+ia61Vx",
+	"KXPRSXo9+CWJxL5wYoTQwJDXHYqEl6RcDxIIuQ2QjXLFmku4GrzIlXRe7LMwSTgjc9XDnegV6lLmOpM+",
+	"NIQAJmcsWiYRyNOSxGhof1xY4wPTJMul4ZWWSLyolQeEaEzMsSMNzpwWiDxlrOmLc4scSXnDWzNRBXL1",
+	"3gqQN2lZL1Uh87APdowsbUlGSFm0zPC7rrmPRthGU3kQCHVs89xeEVtIJ+zT2RsX2OGkOhUJnsJX788+",
+	"DkswYWgEGEH4cS7Qbu8Emu29L/QEWPG/JXFZXc8tCDgJHA8WTJdgmI7wCrePokry/sP56/fvPiaAi+Nc",
+	"T6aUH97ckDQK1ye0eTA4FBL6x/vk+9PzSAB0RSLU7y/dHBFrJVC/6iPCiykzM7/vhdGc38xVj3maoTDW",
+	"GT0e07r8yAdbiZoPmilvCToGxaVCTmYK46J7TWVAIbY6EOJGgQBSEKXqPBe5lYDnQMyYH70b1WGXjrBR",
+	"KiMhNDCMzwfPQkpKmpsylyq3c1Uy+iRkR0QWQY1RXrturtKSrvNchINBVED+W/OFmw4bZPUPV1L7b48G",
+	"LqgNlm4T7cQU7seF8ToX0pTyb3lXBzAUHcQUOEPaTAIbv85DEJhQmvtHXPreR75F0LMKnzKwScQ0EFTD",
+	"DpHs5+nASuGUD/7Ndox8uvB2oojD3h9Eg8EAWh3dBDiKRNLrAQ7BpFXhQCqYA9poZIRu8EqDfaClOFO+",
+	"uOmdjCnVBkwHxhwcz4WQWQZ3Xjmi/cGAVQozRMVaT725KnpUs97p4cE32BeSbb07mDWue9CW4PsRaghJ",
+	"m8T6YyBadMgbF0qRD+U8lymKG5z7U4Z3IbgbdNEQUBJjewiVLC9jlw3U6TJlQ0kk90Anv+8BfuS9l4vx",
+	"WAEfCOeLm6GRdhGLoXk4DPPCXgNUzqXDa3ZGVF3YxWQKbBt8v6kQG7VDeKqxwjJZIohkhBnI8xHiej1T",
+	"+Bg6spdK7B8MRFDPhXX0spioUu9eCS1zVaSAGMqlcq5EJ/mHv/npJ9h1wHYlkr9JusTsg8RTZ6UAx6JK",
+	"Z1jThglv7XLvFdywBwPivHT4ur+3378uO4lI/wHjREWzn0oj9o/E/6dfYlwGIUij78Ths/1aYUnaDQt9",
+	"HB1i8cP9Z7QvJx9e8yVvLF9dXa4KRIWHhTUm4yJ4liaUhUYVNUa1g13ZolS9VfivzMRPk0ic/e6V+GZ/",
+	"/wAa/eVP4qi/3y2VVPgAYo1RKTK1aW6dylB8Bsq2M1WKW4ZBMwrQiFc9LH4DIlkD/gF3ADicubLzXP3t",
+	"3wJ6N1SKCLxwwSYgKe1N/Sw/FulUFk75bxd+3HuRANOyR5QcmwBzQQRisA1MpSiUl9qorBuxxhYr6loI",
+	"LrjLgYOl1TxTmU1jgzLNitqaOyl1cCNtZHHTramAgxI7aIR/hrKf93729nMSm87at4K67BPBGICZxAVl",
+	"NVpDF+Wwu1Fhr5yCCz/8vfczc6SfwxiWfw/Gc0RrwYU44ncaVg+ZLDalvmbXsai8ZTQIW4TM5Tpakyq8",
+	"JnhasaEuceLANC8XEHOJyBeUmVGNwbY0Njy+ZcVq45uVRhakkTKsxoWaexbrAEUzVPUwMJCmB87TkCS1",
+	"2IA0uEfCIOp+AiTTu0KQoAHe7bgGL8IuvNOZYgV6eMbItExig9wEZ7SuvScYO1cI3kKWqnr4F0JTBMsZ",
+	"m+oNQ3QSODunMI6kWzObBfmbnnoifJwhpQQJrgnqIYZCIhJpM6EisbnCl00QUWlKuTYXToxkegFcFZ4t",
+	"ZGSBzGVt1/BjIPRuH0ruOsHmTbFJ7WwG9SqlQbiAa3pjUhl4OyRu+AfrPMAV2gfB1agNxgDCRvBq4zYi",
+	"DheAWw0lhi8GLwYJHAZ830xIFZ38vvc7W1zJIlNZ70NhvaVVEM7SW2uuU2Wcqj2Xvn19vvJUCueetC59",
+	"W0z2uJLbg7Kfox2vfV57acW3MFSQNB9La17dw539/qA/gMqMKTvDnWf9Qf8ZOZ5P8Q17D/5vovx6A7Mm",
+	"1HGUBu1R3q1JJmvhr77R3pLWy6Z0+Ksdjvh5AjnXBuPa38GB05P/62xnuPO98j/YmfpA4fMC34/TOBgM",
+	"NhkEleX2sOLnaOfZ4PD2wu+sf2szPdYKzdUO23aABwZqPP+CGs/uVKNmlbAz/Oc/1OIi7LyRBuWNOa2V",
+	"lxO3M/znHTzZO3+AmozVG7f/tKGZYRDm26iUV4NdfsVyI6ZHbEavzQUMgkUj6Hztpr7EkTxt6+3bet64",
+	"RSuuZusWV9fxLZuNdx7vdNj4wGM1Np6QVKfWiA5zJkElXOw6iqsWm5lGhixgBolqrPpVDK7h8XDXiU9n",
+	"b7olK4hYzH1XL7WxYVVpZ67TCyA4U7LZ3fVEV97jZBYjkj8m4R13ojA2jJJFOhUjex2V1wG+p0T0tFS9",
+	"Y1WPL/ySVb7F8WLtOtQnxibIU9ofl69fSz7K5Yu9ZtY+jEm4Kek86m89sYG5jOw1LtAV3+94n4ZD2K89",
+	"mYTNCwz+8vPI5kP4imryWazejzbaf1ZF9hotYMTAWypAL0E51Lb8P6Fl6W8dJA7b9PLbgZX3pk7DDOF3",
+	"Rhdm9m8BGXpbYZTB0xkCOK1KDeXD9ioU8KPJMDaGTQPwNZ0tvPCdDw6Sgda5BOv6yzebWgn8zZVgpmJD",
+	"sSG3Qlg3anI3LL6gaVUp0parihgUm5aHlMMD4vqsuXgbZSMAnIw0I52FQXmDG91FcOlyjwksayKa4gE+",
+	"qUovJD7HbUaG117Nfh1YQI+mO8PHEyp8DVRAAsQbRlWntwU2sMi2VbioyeaEBhS8rSGgD9dFfasZAFhD",
+	"iQfwzNZ+WxsVDp8kZUGS4qxLN2aV4Y2UcCS+wOmIjZJFriuVwYbzQYp090WH44mGvy4N/1jXfvEl0rQd",
+	"aU/Mdc3aRsL+gHpcxLph3QaKoiCbLATXK7VupWZFF8hR14wmoCawvDT6UgPDxir1qH+iw0cDzgK9UWJk",
+	"GDSEI+GMFW0cvdl1++IdKk3QMGjD7bqNz6arG6dli2qU5Y3YYL5FZ7NukNR5pFcqlQiN41vXaB5XhzaB",
+	"nxPsPfE2CVdaU/+w7VYM13p5F9bsRmJDd+KQ/ILnqnC4CJKtdHFW+M/yLkYDoO0Y8ZL0r18EFb+rRSxs",
+	"cTue2zsUfoKhXxGG6kr4QKw1bfytcJTZdPPFio8JcG4NHoH1zwfA77ExeQHl++SHlluj+v/ikmNhrHj1",
+	"3bsuq9ddbJbeJfriHT5W/6O8lB+x9+NlE/xgNo/nulQ3S7LO3XBKvrOpe1IDtVEDaYcyw5oXpQ1Ewzb4",
+	"G+nmYDAoDZvQrAA9Q4IigzXpLggK4kyhGUOjMHNS2omx1Lk7jg3a0moMDUsWTLmVmRjJXJpUFfxqXPpi",
+	"aOO8ktkG2vgBJ/BllFHYkWq9zS9ldkbTbb3Prw062uYt9LL6UhlYLHx0qe1VOd+wYSiA7v3spvLg+dFm",
+	"fuMERVGRhHcBd2NS0evRUxDLr6p8WEFLxcqOLFCPq6IGxwYPLfYaDIjQKE50yFkN7Y3RNhCN/bwNr29d",
+	"0rDFJun1yMCLRtFbFHnS0CmyhdTcauMFmrHy1i9lB8BXmTHc70H4YPJksRzF8T4bIqEDU/AtovEH16Jk",
+	"i1HeLSZ5U8WqSFb00ZN297h63T6/masS7PzNXNEK4livJLttMfsWiUTO57km07w9m3rle8EEphREeHYl",
+	"X3Fh7FVsNHBy+NY2WZBVZQXqsD+1IX1k4ut9sLlOb4bB1qXnilTsGmvU7nFsnDTZyF4noiNptMUCxR6y",
+	"bMLRAKCrrMvmXIV1jo3BemeK3qpCF7FJ8bPFz4no0FOn08HaUM1GwIH7bl8k6GaZiA7bAwzEL38S+4dd",
+	"tF/EuSTD2NhLVeQSY+kTI5f9i0zRhBE5KaS+mSow5LU2QrpU0ZOHLTJViE6wtMvV2A9jk8zQRVUWfg+6",
+	"KPhFEa2DyQ5KsjGGMqiUzQo7nwcu8nD/iFbEkFlebCjkNRlzk9UF+kKXxiMdmsm3vUFSpiyB3shaSixw",
+	"P6VBKxZaj5g/oVUHNEu2vBgioGbswdOfKBotGUvi/nUOBgMUagc41tgkdAxKzvjokLy2N+RYOG7Kw8tk",
+	"CKcNyFB0eNpNIzkq3t2A3m8BCVZZ3lWlAMxk1zEARbcNuR9cWecU34bfV6n2Tt2LmZzoyVi+GUL7m/GL",
+	"o2zwYv/Fi8P077Oj59/Ig7GScpA+fy6zwf5z+Ww0Phzvjw5Gg9GLg4M023+eHaX7z0eD8WAgBy/WuE9/",
+	"EQNNS/Q52jkYHN2h9Fdjd5r34GHLbn5nF4b62D/6K9+1742qLsBmBqDaxYt3FN+5xIncwiOh2UDN1BF4",
+	"GpLtI7RBYxNQN5Vs31MohHwXsaxZ02jxbUsV5I2rLPyhRtB/G3t1jDaInVIHUKB7crfGsnGd2CBj5qKa",
+	"NVk6rUxTEVCC7TMjTmnfGpCnUqTFpkODJjNW5+UkvE2xkTIhlMYbCSdzpX067fbFyRK3hyaesfGFHI91",
+	"yo9rZBldXyNnS08Luu7I8jyMcWLRamQDzJyh1Yly7l7wiS1lgncW53WzldjLmd/OWV7u78kJ9FEj9OZK",
+	"YiwoKnJXLcVd3vNeuw+5vMFo2FNZyNRzorFbqv1Tm0KUU+oLdRk4d1iEXxFgvyoBlaqgz01hxHlBpFDX",
+	"QhbAUSDLNdK5xghNFTUx5SxR0urT38rRDHEl7kZObd+C7kJ2/3XSeO3V7Ld89/4VaOl7Rc72MoQP2UAv",
+	"HHRjK/S85DJfE3u+PojALG4eCYjwrooOR21Np7KYuW6NDspExCuksFdF+txKEZSO/2FQBczkEZHGTYjF",
+	"W9ow4693IY/bjEvOlF8Uhpjrl1WXwPiqfEy+52SEiM5+WKS73hqx3KH7f1tVc3m6sjZeWTUKbUeRtzM7",
+	"L5m8HwL5PFHOdsq5jWZMlt/K71CZ+36zwSweya1GKptRuXG3U0Ar1ICSDwE2YB5PuLEFN3ijt5BNqgo1",
+	"s+Y2WelVVex+wwdP5LFITNX2is6FznMxksaoooobd5KSEuZVvvDptC5KzbRL19FJC4QJi3z/MSbM5All",
+	"NqJMWm32BtKpQptiZNPtQFMVPteq+Kj8vUeclRk9FuxZCmkrHG1moBKOfbuZUNogzcriPgDMWZnTE/ps",
+	"Rp81RLadxtB4pQ0Qlblv7j8ClVN5NNCDM6ZI2mRfVcgCH5mExIjdu04sZTci7/5blMl18mkFT2UXDwGX",
+	"ysk8AdIWQKpI73ZaKmTqb8chKnX/QQjm8YgQCLdNdEbS+xwt/xw6c08oDGBGEf2rknXomRd2UiiHra8S",
+	"TEvkgbIPA3ZgJk+YsxVzeLO3ExDGoExvVfZUxe455tBEHo2yp75vG2TxskgbDOHlewAYwjN5wpDNGFJt",
+	"9nrSqbk4b3web1h2LwVPZwNuaEZ0OLgTuTAUNW/sEOo0Yqt3zIJzqe3CNaIgz4uFqcdGx1bhw0xmqnss",
+	"ngcb2tLwNaMy2sVmYQolM4yXbguR2qJYzDf5ir3BCX+nx+MvsvWEik9Et0J06x0V0clrabODl3JlK1wj",
+	"0ODNuESkbRyoTzXaJJMXB4Up77Cnr1FXwT8CHX5DxgUnJlabCRoGd/sUQTa4PCGZwhIsfKA0cm0xihx2",
+	"XT1TSFkQZkfUWTlUsMNxbGwh6g7HDb/hmhOFoplUgfiWfD03OUESSf9azsF/eDo9X/n0rHPz3XpWKKHY",
+	"Vk7w9PKrW2ef4MFuVdL/NrjK7+VM4cI8ErZSmx6GgFSBGNbzB/S5BVuJa3f/ecqSDJ4QaiNT2SCdzZRz",
+	"DTzf1iA+S7xkCBdo5NxNrRe5vLELLzpJuPNCNj7MurVH3rpjnXOuBv4cm4S+UJRd+rahsPCFNC4nD5cI",
+	"o7UWyu2t1qfijYRditJpoZ/T5Cc979VylnhZCFmkU32p+pV7NXHBSciLERx9JQUp43i9VezDVBrhFDq+",
+	"ohkq5a3xfXFiQuPkNppRnGGOsEqct3QXlJwjotAtrswOinFsl8JrH9d9MqsUXHD7lA2JXDovOs4KaW5i",
+	"U0XtTK0JaTBoz51IrfOUJIcH6nbFTM1scRMhP4MMlERPr1Pji5DsplCTRS4LdhF3lB1hFGKic+zyTMVm",
+	"cHR4CC0Je2VUUbKTn4y+FmpuyQhihieS3KUxkjv6h5VhJdgPHZM5xWaCT03hGztFc+x5ayY1P/FMFboR",
+	"FoOps3p7AKFoGpsyjNRSxhh2ZF7vVC7KCPpDoApKzuEaIarCaRAt5DIWkjgfD/nEkTe9U+QdH1wO2S8X",
+	"Xa0zlcE6zHOKr7nWL/cUt5rv+S9BWmrgCWI/L8doXdpJyWk96CBt5/1wSRuZjDbHfmDipDoJhY6R5mZr",
+	"sqP+l8VCGAbH1qx2WIgmiSSJ7cVgArZIVRabQvU47xcH0ApB/ssDRnDJJ5qOZ7cub9US17AYFZv9o9td",
+	"12veufWIUJvPQNjJu/I+b8sBfiGv8nSC1pygkxV56S4naJyr662y0++gwP3Wn8MUgLt9JIIObCmFw9v+",
+	"cAvlWsg5X0QAvzkxJ9DAk5SzUcop6WY72YAkBEzpdpULiJVvsdT9xo4wj0eCHSjmznjfSjEX/71KAHvq",
+	"jws9nwPH044YTmvlHwZZVDN6bAQiVGMz70IrLS6d1fV9GJq25pyeLqONl9E6OmtDZu1J6+EQ1BMZ3U5G",
+	"W2hHyWL77QUF7vl1peRjsZmG7RQdWcwsqUk5i9wCIyc1jBMp+sYSJbQBkC+hh98eeCj5ZP+8GTjmWqWY",
+	"RXBCu72RaDASwggNMLYzwRhY4iUX/JpwQtE4fhO4U5vzrww/94HWEK8o8MqopIstkned1FrgVG3x7z9c",
+	"1SbzhFobUatOTLfQEj78bgcsKvJFu4XvxR9pfI+E8eC0u24x5yz3nIC3HiyQYt728JFIOP1TQ3TG8von",
+	"3ITljdr7mVrb/LxFiVcpuDZl3MtEh5MC58p7zLTiVFfIidRm3XhT4IuPoQIGtY4N5hzEjHuHnHVETTAv",
+	"gQ7PWAunMPk2x8Q2lC1/rQFqIKY73ntYjcjpC5HjI675+ZO8vRE5+NUfQ9WSOfGY0ISW/TYKncm520KW",
+	"ZZYcTC7DTbA5iJEFkMklBW/wMqWI+bUm3GrUMThtb6HP+y2TvZXzR4KMQCCEgqnMc7toWt/BTjZoqQVr",
+	"81bO7z9L81bOnwBpIyszwy3eQCWUAHtzWrHCzpSfqgXlz0ErLafRLGpsi5n0QzHXc5Vrg8nZJyoS40K5",
+	"qaE85phMHrPf08fYLOZkTrXG7qijzdhySm7K/fDD+fmHMpt6tuBw0hjb3C68io1Xs3kuvaJLlapyUnZZ",
+	"KDQ8qfKvnZ2efPf2dGOiAFqI9eTHxiPwJyzDHqbrhX9Vgf2XY/F/ju66lP1fOVVMSSi1kc3KZdgWxnum",
+	"HRk/bGN634ZC9/xyoWk8lgum2rStjqOhXJsbhoo+gFuGJvJ002y+acqt3ko8lDJZX94iNb+vit1vCCkn",
+	"8rhARNj6BrakiBaAUi7n/YeUcipPoLIRVGxtu7cS0TyXN6pIZZFtx5UPWO4VlrvfwFLN5JEgC22xSHnv",
+	"tmhla8TQAlKqhbz/mFLN5QlUNj9KVoTUho689rlqpZqrtHJJph3UfidnKqFUhtjMubr2yXpdHG3dOXX2",
+	"EKAJp/K4sMmH3WtJVK3RCdfyocATTuYJn27DJ897vo2WCjXTqthLrQlZdbdzP1T+Va34PUea5Qk9Fryh",
+	"eYu0sZMVh4xft9JJG+hZXtwHAEDLU3qCoc0wtEJjbUgstxPbCoTeYMEHAT8wlUcGPF7Jmch5C9sRRXvE",
+	"gfV8MFgDk3lCmVtRpiSou9LTHmZZ3hovBIrvOjGSTokP774XHYxlwSLa6xSDg3BYBu04nMWuE5ilOeQY",
+	"F4VKbW4LlcVmdFMm5i9k6nedKBY5hYmQnEhYGKUydATXs3muyN7H01MljgNHDZ3I4kIVscHG4Z9z4a1w",
+	"ufVuKAqVib/8938TybzQsG5JJCaFUoZ+dCq1JqOfR/lC0a924XNtVHIsRrlML2KjnbhQc98XpzKdYstC",
+	"O2FxgWR+LKQRdqa9Vxl9pDgesEQ0NoFD68cmNjB6murYFhiJQ8z1tcqFHeOKVDMjQwXnC6knU0+p8GD3",
+	"MCF+rlXWjc2L3kiTn75RuRNFJCaRGEVCDqGv/b54S/1fKWiDbR+k8DZXhTQpdGcycS6+FftHQ3HVSbvi",
+	"W8Fu/Kn4y//83+I8Evucl14I/O3/iIPnz8Vf/se/wTe0zOqk9M+u2BOd8PHgvNsXH2E7aX7QtcZU+HYM",
+	"Py4KVe4ctGwXxjuBMQyl5y8cl8UIabzuyVxLpzKhsokqw3TJsMRQkrdLCIypUUjjMG9gehOa10bMCzu3",
+	"hccwHldn4ltx1Sm6kbj6Hv+cwJ8v8c9R97iaOFvNLWZCXadKZU7s0+ZpJzJ9qTMKl4IGTIvZMaf2dj4S",
+	"F7C4uCKdqzPxd9DR34mrl90I29WOBr3reI/6sTlgGzcg4F3BVN35gATDVByJj6Kk3Ui8F0yyxzQoJgha",
+	"vXw+ldiXdALpJaLfhBRjOHvaGvGf/yG+FSdiD7a2i2//M31dTsmpJgFVy9yxc/nHherSwtZoE9/khyK1",
+	"l6oAWp6Jb8UFTPzslz//5398wHWAvz7iYsBf7zlcjhA8B5h3OZNvYfWw6i9/rtX+5c+1Bn7583ugwJno",
+	"MAVDp4NuPzbPaEWlcVcIS0SRmNPdOlU7P4DmKuOAN7RK+FtHil/+LGbdYXlGafcYgdxUzhUHxRh7JFCy",
+	"oADUiIRLZV6jD9pXbB0h4QSHRRU+vPs+EhiFJhO5vqDAOOQ5EiL9pNLL3E54Nhwr5/RcTkJIotiUAXIa",
+	"OPnxh5PewfOjMmYPU1YgC3Ep84VyzVA9VCY2VwXAm8FIjMDJ+vxGdJJ9Vszt9wdJl1LnU255JDzxbHDI",
+	"8YiMDeCvzaQfmxMxkzmQCFp7wkajdedAGDkLieoRScNYoexStBC4kjj86IWxVyZiyxVjacYRAjBBKUcU",
+	"QUuWxv2ENxPGRqV8+RirROIVBzDlxcw6L/YHB4f/93/B/xPpOBzXoXj7knIh8O3YuA95NBg+yBZ6oo3M",
+	"Ob0+jluMgbCAKOrhVXB2K3crkWpt4LFJ9vBu3fvZTeXB86PPifh09kZ0kHCTXo+Cw/SwTG9R5Al2zRer",
+	"zLJCOYeRisIUD2NT7RDcxsbARthCXEnt4U/pMdbVUMwlGu1KLw4PvqGjkpwpX9z0TsZeFcmxkPXGhPN2",
+	"7qqZ8SByJS+V22BOVGf8kDf5aqysndgPhKlti38MuNu2wnvC5i/1NyjX4DfM/R4efHN7hXNr30pzw/24",
+	"v1qUmhV+uWJMt3HOIfXNNsH8I5e53zI5zeKxpASlLRMdNdfOZoqwfTl/xEreI/6hnmOrbR62h0EkKxN6",
+	"hFnYXLmTd6GTu6Vho8V9UFnYaEpPGp1WSdhc2P8vILG95bRsq4qdkOONw5BCS8DJps2ceQ7IiVnaSEjk",
+	"PzcnGEyIT8Xgqp1mZE8EVxBWSJSKzZIGCIXcq6lOpyKXWQZyPY8KXbwiIeckXwZhChnifmzqokHBDD8l",
+	"ZaXqyOOXPGg567pgoG6J8L5CwV+Wy+7uJ/Mp6+HXdjpbl/UQiAJjYlJ8zi88lLdj/UMB+CdUvwXVWxDN",
+	"vJA3t0gYVOSeCxgwicciX+CGsWYG3eJvy4lJNSjIQgtieEPlHgJFwEweE1kwPQg75vD2+OsdqKPN9VKu",
+	"7AO4Ysq5PF0zm6+ZirJaUVJLEnog1PNEONsJZzvJ+Kma3WIgeU5F7vd1hJN4POFiZrdZXFOZFlCBC3f/",
+	"oQKn8QQVG6HC8zZvIRnWpWwOjWDzHB81hyBbc/K1euqISCSjhc4zHkkibMG/fCe9SoTTEyNzJ6Qw6io2",
+	"c+nTKT6GG1EomVEWjVqSzaQv3tNrJgr02g/57RJ+SsqXZspnERu2x6FXdnFjF2JqcwyGkLwe995Zo3pv",
+	"ocskYmMPCrOgnZiqPBNXU50reiXVLjbOa5xu2SBm7LSLPBMjJZ4NDrvB1gW+qkwcDAZCOuEsZVGQhowA",
+	"eFXRJIniP6Bi61nQfvFkioVxwi58X/yo/dQu/OqgbcFWDgb1cbHhsQqZw/LdCOdlHiJN0JhTi5Eh6B24",
+	"L37kKZbpi9x04Z3I7JURMja4DLVlKacGg+VGREe6CwoENSznWKh5rlMZDBy6aC8QGroiiw16Q55KJ3I1",
+	"ZjWeyK2ZqALXf4MK70sThvwotf9CKOEuf20w+e09yH4y8lLqHOMnr9fCcUATDJV7We7U5pQh/Mue84WS",
+	"s835dkSCUUcwaVqPCieig/lGi95HICTKyxhRBLFRYa8cmock+PtHuyhSlSCquNho36WTg6m0MOX8vDqZ",
+	"dORHis9KyLJaN99A27wkSWKjs6EYPD998ez05fPTZwdHz//+5TexwTaH1VHPpJdD8XO8U4FjvDOMd1Zq",
+	"7kR/+dd//8xtxybRGVuOqHqq00gk2EPCGbhESPIGiAt9JRRzSxuMv/WPH9+/E9oAPiiRMDWfUgMUvmXY",
+	"SN4TcJS3F5rQgAp6PC4Td8UmlOaEw9qLzhUs3Apo81MCbg0Z8XXJmIuSrdH6A8KuRsSJBKZeY6iJxMLk",
+	"yjmRvJHO93AGvdffJdCxTqfNvcasbVlptIIGAsao1Lsu2/VoH4DyWMiVNtmMSZobMt6qJjxR3i0l4N11",
+	"PI1ypHUrWKSnqv/YzLRzZOaETVCStdHCszGbNsE2Ei1+7AwNZ3E3O8kQTVN7MteXKukiqRU34uA5GxM6",
+	"tlydF/ZaK0f7lebWBZssHgUaT55XwI9rJeGWg7Ml5NirQuw/FzNtFl6F9HoM+XQzal+7LobVBElRFpul",
+	"Fe1GcMimcu6Et8s3RV8kP5yefJeEGwOHOlUSn49ya1Q/Nu8o2xVZ1nUSY3uYFivpCmMLMVqgWRs+K0mc",
+	"/o3oJL/vnaSpynsv8as2k6EwNlmbk+0jzvz/r9LELt0vqw9veDqZycD8fkQDhUqVvlTZ8RL4ED1qv4Yk",
+	"8X5E471wA2Ku5aNDYKsKmcIgKtu4+jnVTuiJwXTJOCcNg6OF24l2oAoICfWN2IlqMZtm8pqyGO4Mjw6j",
+	"lRBOf2gXDKoOy82YUEsZphGjBWc5L5e/lk4auNIhkrqD5R0KyiZZg03MKImJKpsgG6AvVKnDHPQIIMiV",
+	"g0myms39jSCjWzRcrR81B9xTgWZzxGMOE1rhW8NcnVMIRDhGpBU0HiMP0q7gOgJROhcSwfVO8txe9d6j",
+	"ieGmW5hr71FVrokVud7naLnZ0+u5dar3Q9Vv64apaqj5OdppZK5bc0HzPVQeyj7GEfvjQhcq2xn6YqHq",
+	"ZKeuMUHiznAnVFizsNHOyund1nHCoMtH30y0ue6KuUSoRXtkOp7EjWtPvHD7ca7b+kfA2a3jsdBlpcYw",
+	"8S3WML7byOttNmY4xaus4sJKdouz0rkIE9E7z5xDZ3TDaWEpaX2Xrb4Dvl5JFxs0o3VTziwvG1kQh0vX",
+	"eFSyPhYBaF36/ISgItnj1IrNb6k0+MosCzImb+SBbOSW3PvLv/57QrYVyVwbo7IkNhjUz3WZY6ILel1S",
+	"Uc6FilTN3FnoJDbSidqkPX5FoRuqwhzFGD0DvJ4pWoFkogxgscpOfFJn99Ya977RzteuyS+Wp6CdX1mm",
+	"+islJV1JQt8k5Fanpkk8csKJ6luUqnR+WwuPFlmmlWtZrHrbvEPpu42kden8YiOkvA9iEMCV9mpWPdQF",
+	"Jww4SoGLqyXTrkU06ViSoyjKdWw4GDcqYBKZ50l3KJKf4x1uESU7YkLCL8h3xDtRvAOnFwrgZxgQffvM",
+	"bhhxDIwMcd+BrYwNzsBb2w/SHYuEOKHRjSf7FvxjOW1yc63WjCqB5imxMtlQSS/C1EtHEmKI0Our9F1B",
+	"mc/h8hFQ8ReHF2tsgqcGQnPEWIWiEuaThM5C/d2yVNX+FWu9qDD/i5bCDUXCuTOA6+M/99yFXv0hnRZ2",
+	"Jld+JnokBSUSW+3PverjTM7xv2zmUfuzbjgHPy/b0cFv9SAn8G9SwWNpdARKud96Lgb49zhX10mQ8fGX",
+	"MidV4x/1PGjY32qAg/rP6C8KPxAs0IxNxpWDFV9t5Bg7CueMz4zVX7UV4uu0nPNEyQJ/V4WaWcMzDMEy",
+	"4e8q0l2C2diRiI0KcWqDYNiRAjYqkAlt3q4TCW1zl/ScziI/x0eEby57ZQIZRUHYIBqfykug2tKNEyPN",
+	"r0kDv5TKmJgMtF00WUjGPLoJvARnto8Ncyt4TigxOMl8TQPKiDWg5PaDTeYog63NGh0bgK5wIkUnAbxL",
+	"un3xGnWmqB+pJc+3Jr+JOKJ+pmof2AIONRKx6Xhl8EC/fQksAgyQ/I3EyYfXuw7zCQCqjQpS2k9+0vME",
+	"ppwARz73vVOT2kybSSL+2GOvs9iMCutzzdwZ7IvwWh2H2iD1V0rgoNReaa9z9rtX4pv9/UFsfvmT2D/o",
+	"P+8/G6Iehkow+AHXCTWB+o/xROWi16smnOD0M9TzdI/F4eAIBmCNig0t/2rPXl5gUm3NBBgkRHwuoW/W",
+	"KHTDQsLx1go3BfbTWxQesWvRWZhMFQL2Fvd7KGRJTA1U65YbSAKJdjVnwuA9KAVxhxTwmZKBY1J99Bec",
+	"o+qGJhChWh72efmlIDabEuZvSzweieQVEXjvjU2R/0vgfMUmlcYajK7/6exNv1asis/vSGPKB2/I7n4p",
+	"vkfACJXpffqYwGkrVDg+iATaCfy264g5DkcUtzx8adx53Sjkn6D9HodrGW2KB0z5lbdiTZEqMLGXWJha",
+	"pg2eA7kqUt2we+haGJg5nAeQRkCHcnPhhHKGdpjCDXnjAsSU4MJii3QXLjbQCdwNkUh6Pajcw8rJMBQD",
+	"UHNGzt3U+qieeb5xuwPjMJGaiCw2SaHGKCtwI70emcI2uuhueGV5CUzVfyUn+1c3jsYR/pb96QZHrSqc",
+	"lCj2VxJQThvccOCR5WomeG2Q3N99h+8JQD81wQW58FuEFuY2bmfosVhL9r9iNNqXbNv0Ek931/Ktu6lY",
+	"qLuUvUPzyNi1Lti24ZKJbV+yZdPE+bYr1bJJYKrblGnZXD1zebuCSxmu717priNrW55ylt5apmVzSzkM",
+	"W5dt23zINdaiVD3R1dbinHXo1jItx1hLDtGqXMtmG0HjW5Zs2XQzcHTbondqvAwg27ps2+bXhn+8a5U7",
+	"dhYCvLUv3LKDykW9TbEl3+W7VrnbmLZ5J7aq37K34EHTolRLLeQGg/s2ddoVLo1qW5Rq2WRIDtuuWF3X",
+	"9QVV7jammgbt7jW+oKs79XLXDpZLV+u+2UD6Ry5zvy2kaRaPxESatzVEZJPeRcJN7Zye01Cth5S2JTvz",
+	"+qN2G5V8vNDmFZe+5w5e5Uwei4PXhTaCd7rm4HWhzXa76a0Au9HufplcHoC3TjmXJzv8zS47FZG1p6oW",
+	"jqUVOT0M79IwkceEPSu+pXeCntb+pUuk8jCA58nHtAXutHAxXWbE2yDOw+CMkYoeE3dMLHAFN/TrHcjj",
+	"Tlhz/2GmmssTzmzEmRpptaOktjT0UOjniXZuoZ31MjlUUOmi0P4GN/+TU8XJBL0S/vkPsB9kjLPJd2Nq",
+	"MXBkcUl+MdqJzKYLtP7vqP6kLySZK4jyGR3bS4Q1Yur9fLi3h9+hneGLwYtBt78T7SyKfGe4s4f0wGNe",
+	"MVhH4yvRmefyRo5yVfPwYKc0ClRe2JxMiOVI59prMlVnhw42/wQCbbb+kkzYogaiR6UQS7ZGwBZG7DQe",
+	"NbN2RY0EgxGHvokEv8lGVFvwm00kxrm6JmOW2uiqw706wFfhkVF0RtL7XLGFfiRwTjhCstMvnyO7wSob",
+	"VkVdwcBqndUTYa529+OK2od0PUHzU2so0NZqI2/lnFtIZZ7bha/3j29Hq3VOORRphHFIo3UxJ2laHKqs",
+	"3mR4A1ht9Xs5U2JWhjilNYF/96zJb0TtsbA+QnymXG3sw2r6JGq1zGrSWGaKpbtmR8vHXXJIMj30/qz8",
+	"XsIwtEvXVD+TVyFlIDkDkXeF8MvTqBda0875eu9THBOaspf5BoI+uNZ2aXa9ZiMb5hFohFVZ9tM7Y0JO",
+	"pysGE4gYGZv2oFEYB13c7BAwXLEVPD2XE1rZYOdF9oQ0ktIuFi34CjXW15WXds2BvbQ/k5XTOXvSjW0B",
+	"7F5sOkkbq7Buv+Hij1k0jFpruhihEbA0NyJX3iOoOCU6a6zKykDrojQti8RiPldFD+t8OnuDNnyD2ATn",
+	"Dg77uH8kpupaZirVM5mLTE80HLfDwaHosAtnc2jdFQtP9MSHtsIG9gVtOvvMkzVMfblFbbWDL6kLdnqf",
+	"zt6gs+3qNIcrLqEyc8LB6suceoBFKOxiMmVX0E9nbxxZc8Zmpq/h+5WtuRHAKeN9xiAKZJBWcwAh+65w",
+	"iHGEa4j8ZIV4yaN12TCITYDQJq9ulopmtmQYNOQEBuwous2YdimuqDVBzYE3N5uMQ1+7LjZsLQuERca3",
+	"zW1tzHNEtmGrgGdnyk/VwomZ8oVOyVaQ+Etb1AGh5DnXQcIP52/fiLmcsK3hXNl5ro6FsQKYkB7e8Jj6",
+	"RmV1BIUKG4ALUxzQKb/UmbLhLLBBfaEYoNmcuXKMouwH5DcpOhWvcmNS0aPcAUm3DsLwy87nP3z+fwEA",
+	"AP//",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,
