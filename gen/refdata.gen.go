@@ -34880,6 +34880,15 @@ type GetHomePageResponse304Headers struct {
 	Vary                       string
 }
 
+// GetHomePageResponse400Headers the declared response headers of an HTTP 400 response for GetHomePage
+type GetHomePageResponse400Headers struct {
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentSecurityPolicy      string
+	XContentTypeOptions        string
+}
+
 // GetHomePageResponse500Headers the declared response headers of an HTTP 500 response for GetHomePage
 type GetHomePageResponse500Headers struct {
 	AccessControlAllowOrigin   string
@@ -34905,6 +34914,8 @@ type GetHomePageResponse struct {
 	Headers200 *GetHomePageResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *GetHomePageResponse304Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *GetHomePageResponse400Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *GetHomePageResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -34965,6 +34976,15 @@ type GetBrowsePageResponse304Headers struct {
 	Vary                       string
 }
 
+// GetBrowsePageResponse400Headers the declared response headers of an HTTP 400 response for GetBrowsePage
+type GetBrowsePageResponse400Headers struct {
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentSecurityPolicy      string
+	XContentTypeOptions        string
+}
+
 // GetBrowsePageResponse500Headers the declared response headers of an HTTP 500 response for GetBrowsePage
 type GetBrowsePageResponse500Headers struct {
 	AccessControlAllowOrigin   string
@@ -34990,6 +35010,8 @@ type GetBrowsePageResponse struct {
 	Headers200 *GetBrowsePageResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *GetBrowsePageResponse304Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *GetBrowsePageResponse400Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *GetBrowsePageResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -35478,6 +35500,15 @@ type GetDocsPageResponse304Headers struct {
 	Vary                       string
 }
 
+// GetDocsPageResponse400Headers the declared response headers of an HTTP 400 response for GetDocsPage
+type GetDocsPageResponse400Headers struct {
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentSecurityPolicy      string
+	XContentTypeOptions        string
+}
+
 // GetDocsPageResponse500Headers the declared response headers of an HTTP 500 response for GetDocsPage
 type GetDocsPageResponse500Headers struct {
 	AccessControlAllowOrigin   string
@@ -35503,6 +35534,8 @@ type GetDocsPageResponse struct {
 	Headers200 *GetDocsPageResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *GetDocsPageResponse304Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *GetDocsPageResponse400Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *GetDocsPageResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -35548,6 +35581,8 @@ type GetHealthResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *Probe
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// Headers200 the parsed response headers for an HTTP 200 response
@@ -35557,6 +35592,11 @@ type GetHealthResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r GetHealthResponse) GetJSON200() *Probe {
 	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetHealthResponse) GetJSON400() *BadRequest {
+	return r.JSON400
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -35701,6 +35741,8 @@ type GetReadinessResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *Probe
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -35714,6 +35756,11 @@ type GetReadinessResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r GetReadinessResponse) GetJSON200() *Probe {
 	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetReadinessResponse) GetJSON400() *BadRequest {
+	return r.JSON400
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -44753,6 +44800,44 @@ func ParseGetHomePageResponse(rsp *http.Response) (*GetHomePageResponse, error) 
 			headers.Vary = value
 		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 400:
+		var headers GetHomePageResponse400Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Security-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Security-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentSecurityPolicy = value
+		}
+		if values := rsp.Header.Values("X-Content-Type-Options"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Content-Type-Options", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XContentTypeOptions = value
+		}
+		response.Headers400 = &headers
 	case rsp.StatusCode == 500:
 		var headers GetHomePageResponse500Headers
 		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
@@ -44973,6 +45058,44 @@ func ParseGetBrowsePageResponse(rsp *http.Response) (*GetBrowsePageResponse, err
 			headers.Vary = value
 		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 400:
+		var headers GetBrowsePageResponse400Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Security-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Security-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentSecurityPolicy = value
+		}
+		if values := rsp.Header.Values("X-Content-Type-Options"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Content-Type-Options", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XContentTypeOptions = value
+		}
+		response.Headers400 = &headers
 	case rsp.StatusCode == 500:
 		var headers GetBrowsePageResponse500Headers
 		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
@@ -46377,6 +46500,44 @@ func ParseGetDocsPageResponse(rsp *http.Response) (*GetDocsPageResponse, error) 
 			headers.Vary = value
 		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 400:
+		var headers GetDocsPageResponse400Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Security-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Security-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentSecurityPolicy = value
+		}
+		if values := rsp.Header.Values("X-Content-Type-Options"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Content-Type-Options", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XContentTypeOptions = value
+		}
+		response.Headers400 = &headers
 	case rsp.StatusCode == 500:
 		var headers GetDocsPageResponse500Headers
 		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
@@ -46478,6 +46639,13 @@ func ParseGetHealthResponse(rsp *http.Response) (*GetHealthResponse, error) {
 			return nil, err
 		}
 		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
@@ -46677,6 +46845,13 @@ func ParseGetReadinessResponse(rsp *http.Response) (*GetReadinessResponse, error
 			return nil, err
 		}
 		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
@@ -66565,202 +66740,203 @@ var swaggerSpec = []string{
 	"P+cY9be8DHeKFxT2HY2G/Ul2sgKlJlcEaw3N7df/4/e/neq9ZMUdur55cORrYWXc33v9fj6ChcK/pCio",
 	"Jma72wwIGptAkUuU4P/ia5ZIgwlcIiZ2jTa0lDh2EhOlBZle4zx3M4L6n3556oT0dsnveSwwNJvWfNpA",
 	"VS7MYwSi5HHOz0yEu9mHnh66rtvTNKWhVxrad7XYh7OeqV/q6ExvJ5/qJGeUlDEMszZDria2UkrODSRY",
-	"bWaIroIQiWMiTkrMxwqJIdc6B0T00oxrsNaImu7LCzKWHuz3D7wSpeQcO7+3sMCkmkcwzv5/9t6kt5Ek",
-	"yxP/KgZdRHY7KUqhUEdSSPyhiFRlRv9ja4VisoD2xLjR3Uhay2nGdDNqqUQAfRrMXPsyX2Cm+9ynuufc",
-	"+0PUJxm8xXzhJlf0RFZqQQGVCrrt9uxn7z17C7JDID/QRn2iXPFcqDY66FtPjIVLooPBxoNHjlMmE+ra",
-	"F7IELTysgQLeI4PmvqXa/xVNpqmzl82VY4wF2IEzJMVM5jAylQks1jHWixe9Q/zf/oGYqmv27ohwHQA3",
-	"u7QoGVwT3MqVyvNevR1feTMFW+HMKkrgNJWXqna90DmU4Rgg+uEBzK+At5gXyinjj6lcZdpMEEoXUWkj",
-	"LsR3gHIrOVkl96KuCc0nygfLctEJUjz3gCmIETDp9SWcV/y6G2gIF5ygEedyzo9QBk5faJoSXZdTQ14p",
-	"IQEuGQq5AZFmsrhQiO1rsQkNqWrJswHSZTkbW4hcphe4gk3fPXSxglZZAE3inXgnicrrh5PiFwr+E1Jx",
-	"53ltp0rEqm6EOkNLrgCw/in8iheLNiL5Yw82pRe8wBBbZOVW9Pq77jGwVGXjuIIzfQ1dXNk6uxwG8uns",
-	"DS8WuwTS5IfleQGm3DMQkl8hVJFO2DkpRels0DmHYzcvFAgRhXIODl8ywijdkz/pedJlG3vrlIErIDlB",
-	"DqF3alKbwU6Kn3sUqhuhXfFSMd0iMtAewcJbMxEAIpFIXo9776xRvbcAuYmYaLgfCFl+OD35LhFXtrhw",
-	"zExzq3CIOf3TIr+A/cH7pyasuL1fKvvxz3tQLImElxOR4N/kcufQBw+ZhzBnwGhclQ8Eo6G95fuEWF/i",
-	"yS/393KbFsqhRIRn1tlAdguTEcu1ZXhYD7kmuAsCHTUqJIQIUQWucPG7gEGIyHSf4sC486upRkZF+rLV",
-	"K9gDhCTAbpDXeoDghc2HfFEjAz+T1z1gJZ7tP392NAD5Ss9mCw8AAdwJLCRdNMBYEzkyqKIM3FwmPCgE",
-	"INIjDcKBWLk4aEspaL8PUM2kXagFbA/irBM5EBBMBA8yeeHQ5e5h4RWl9ApzjtgY1xZq14m5Rddcr4pL",
-	"mYtO0uvBL0kk9oUTI4QGhrzuUCS8JOV6kEDIbYBslCvWXMLV4EWupPNin4VJwhmZqx7uRK9QlzLXmfSh",
-	"IQQwOWPRMolAnpYkRkP748IaH5gmWS4Nr7RE4kWtPCBEY2KOHWlw5rRA5CljTV+cW+RIyhvemokqkKv3",
-	"VoC8Sct6qQqZh32wY2RpSzJCyqJlht91zX00wjaayoNAqGOb5/aK2EI6YZ/O3rjADifVqUjwFL56f/Zx",
-	"WIIJQyPACMKPc4F2eyfQbO99oSfAiv8Nicvqem5BwEngeLBgugTDdIRXuH0UVZL3H85fv3/3MQFcHOd6",
-	"MqX88OaGpFG4PqHNg8GhkNA/3iffn55HAqArEqF+f+nmiFgrgfpVHxFeTJmZ+WMvjOb8Zq56zNMMhbHO",
-	"6PGY1uVHPthK1HzQTHlL0DEoLhVyMlMYF91rKgMKsdWBEDcKBJCCKFXnucitBDwHYsb86N2oDrt0hI1S",
-	"GQmhgWF8PngWUlLS3JS5VLmdq5LRJyE7IrIIaozy2nVzlZZ0neciHAyiAvLfmi/cdNggq//vSmr/7dHA",
-	"BbXB0m2inZjC/bgwXudCmlL+Le/qAIaig5gCZ0ibSWDj13kIAhNKc/+IS9/7yLcIelbhUwY2iZgGgmrY",
-	"IZL9PB1YKZzywb/ZjpFPF95OFHHY+4NoMBhAq6ObAEeRSHo9wCGYtCocSAVzQBuNjNANXmmwD7QUZ8oX",
-	"N72TMaXagOnAmIPjuRAyy+DOK0e0PxiwSmGGqFjrqTdXRY9q1js9PPgG+0KyrXcHs8Z1D9oSfD9CDSFp",
-	"k1h/DESLDnnjQinyoZznMkVxg3N/yvAuBHeDLhoCSmJsD6GS5WXssoE6XaZsKInkHujkjz3Aj7z3cjEe",
-	"K+AD4XxxMzTSLmIxNA+HYV7Ya4DKuXR4zc6Iqgu7mEyBbYPvNxVio3YITzVWWCZLBJGMMAN5PkJcr2cK",
-	"H0NH9lKJ/YOBCOq5sI61A88+BIi00uH7+t5+/5p4+kO4sFEDAbNFVa+fSiP2j8T/r19iZAQhSKfuxOGz",
-	"/VphSfoFC30cHWLxw/1ntDIgwdM1ayxfHl2uCtuK5Mo6i3ERfDsTygOjihqr2MGubFEqvyoEVmbip0kk",
-	"zv7wSnyzv38Ajf76b+Kov98t1UT4BGGNUSmylWluHdw65UBwaiKofUuJSxYFnHS8tGskRloImZXr39kf",
-	"CAe9vUChGOjVzlQpRBmGwigAHuAUoR7yqAx8rNf+ICesEpsrO8/V3/wNYHJDUYhwChNIQP7Zm/pZfizS",
-	"qSyc8t8u/Lj3IgFWZI/oMzYBvIJgwxAaWEVRKC+1UVk3Yj0sVtS1wFpwQwNfSjt0pjKbxgYllRVlNHdS",
-	"atZG2sjipltT7AbVdNDz/gJlP+/94u3nJDadtS8AdYkmgjEAi4gLysqxhobJYXejwl45Bdd4+HvvF+Yz",
-	"P4cxLP8eTOKIfoNjcMSvL6z0MVlsSi3MrmMBeMtoEIwIb8t1tCZVCP48rdhQlzhxYIWXC4i5RDwLKsqo",
-	"xjZbGhuq6MuK1cY3K40syBhlsIwLNfcsrAE2ZqjA4Suc9DdwKoYkf8UGZLw9EvFQoxOAll4LglwMh8qO",
-	"uRVkfuzCO50pVouHx4lMyyQ2yCNwnuraK4Gxc4WQLGSpgId/IWcQwXLGpnqZEJ0Ezs4pjCPp1oxh4bTR",
-	"A06ETy6kaiBxNEHtwlBIhABtJlQkNlf4XgmCJ00p1+bCiZFML4BXwrOF7CmQuaztGn4MhN7tQ8ldJ9ho",
-	"KTapnc2gXqUKCNdqTRtMigBvh8Tj/mCdBwhEqx+48LTByD7YCF5Y3EbEQQBwq6HE8MXgxSCBw4Cvlgkp",
-	"mJM/9v5giytZZCrrfSist7QKwll6Qc11qoxTtUfQt6/PVx5A4dyTLqVvi8keV3J7UPZztOO1z2vvp/jC",
-	"hWqP5hNozVd7uLPfH/QHUJkxZWe486w/6D8jd/Ipvkzvwf9NlF9vNtaEOo69oD1KsTV5Yy381TfaW9Jl",
-	"2ZQOf7XDET86ID/aYEf7Ozhwesh/ne0Md75X/gc7Ux8oKF7g5nEaB4PBJjOfstweVvwc7TwbHN5e+J31",
-	"b22mx1qhEdrzth3ggaEaz+5Uo2Y5sDP8x59qsQt23kiDMsGcZu7lxO0M/3EHz+nOT1CTkXfjZp42tCcM",
-	"qXy3lDJlsJ2v2GJE6IhN3bW5gEGw+AKdr92ilziSx7dJ540bruI4tm5YdVXesnV4H/G+hW0M/E9jGwnl",
-	"dGqN6DDXEJSwxa6jSGaxmWmUEsN5JuGIla2KgS881+068ensTbdk/RAnue/qbTQ2rJzszHV6AeRjysfw",
-	"7noSKu9YMkQRyc9JeDmdKIzGomSRTsXIXkclVOMLRkSPOdXLUfXcwW9H5esXL9auQw1ebIIEo/1x+d60",
-	"5BVcvpFrZuXDmISbkpah/roSG5jLyF7jAl3x3Yt3XThS/dojRdi8wNAvP0hsPlKvqCafrOrFZqPFZVVk",
-	"r9ECxui7pQL0EtQxbcv/A9py/rZH/vDOR/6wTS9LIPFXhJX3pk7DDMh3RhdmxG8BGXrNYJTB0xlCJq1y",
-	"9OVT8ioU8DPFMDaGH+Px/ZptqvBlDQ6Sgda5BGvXy1eSWgn8zZVgpmJD0Ri3Qlg3anIeLFqgMVMpwpar",
-	"ihgUm5aHlAPy4fqsuUYbZSMAnIx0EZ2FQVmAG91FcOlyjwksayKarDs+YkovJD6AbUaG117NfhtYQB+i",
-	"O8PHEyp8DVRAAsQbRlWntwU2sDi1lfGvyc2EBhQurSE8D9fFWas9uVtDof7xzNZ+WxuHDR8BZUFS3KxL",
-	"N2aVU42UbiRawOmIjZJFritxfsP5INW1+6LD8UTDX5eGf6xrpvgSaVprtCfmutZrI2F/QL0tYt2wbnVE",
-	"cYdNFsLZlRqxUuuhC+Soa2YKUBNYXhp9qR1h85B6nD3R4aMBZ4FeBTEWC5qekajFSjCOl+y6ffEOFRpo",
-	"irPhdt3GZ9PVjdOyRTXK8kZsMN+is1lvR6o20vmUAn7j+Na1jcfVoU3g5wR7T7xNwpXW1A1suxXDtV7e",
-	"hTVLjdjQnTgkT9y5KhwugmS7WJwV/rO8i9HkZjtGvCTd6BdBxR9qMQJb3I7n9g6Fn2DoN4ShuoI8EGtN",
-	"U34rHGU23XyxoqIfzq3BI7BetQ/8HptvF1C+T55fuTWq/08uORbGilffveuy6tvFZunNoC/e4fPw38tL",
-	"+RF7P142eg+G6niuS1WwJHvYDafkO5u6x6jU0Q4lgDVvNxtIgG3YN1LBwWBQGgbhszx6VgS1BOusXWD7",
-	"xZlCM4BGYeaLtBNjqXN3HBu0RdUYWpUsgHIrMzGSuTSpKvjVtfRl0MZ5JbMNO/0DTuDL9rmwI9V6014b",
-	"9DrNWyhA9aUyMHN8q6gtfDn4sPooG+794qby4PnRZlbgBKVEkQR1ursxqej16AWFRUtVvkeg2V5lVBVI",
-	"wVUhdGOD5wl7DdY0aCEmOuS5hca3aCiHlm/ehkerLim/YpP0emTtRKPoLYo8aaj72FxobrXxAm06eR+X",
-	"QuXjY8YYrt4gFzCtscSMknKfrXLQmyc42tD4g59NssVC7Rb7tKliLSHr4Oh1uXtcPTSf38xViUP+Zq5o",
-	"BXGsV5J9mJizikQi5/Nck53ank298r1gD1LKCDy78sq/MPYqNhqYLHyimizIxLDCW9if2pA+MvH1Pthc",
-	"pzfDYPjRc0Uqdo01avc4Nk6abGSvE9GRNNpigRIJmfngaABrVdZl26bCOseWUb0zRU88oYvYpPjZ4udE",
-	"dOiF0OlgeqdmI2COfbcvEvQ5TESHn+YH4td/E/uHXTTmw7kkw9jYS1XkEgPLE4+V/ZNM0Z4PmRykvpkq",
-	"MP6zNkK6VNHbgi0yVYhOMDvL1dgPY5PM0F9TFn4Puij4IQ5NZckoSLJdhDKoL80KO58HBu9w/4hWxJCN",
-	"Wmwo/jNZNpMBBDoGl+bfHZrJt71BUubvgN7IdEgscD+lQZMOWo+YP6GBBTRLhq3oL1+zu+DpTxSNliwH",
-	"cf86B4MBypsDHGtsEjoGJdN6dEguzBsSDhw3RdVlMoTTBmQoOjztpsUYFe9ugOK3gASr3OiqvA4z2XUM",
-	"QNFtQ+4Hv845BXvhZ0mqvVN36SWPcrIcb8aT/mb84igbvNh/8eIw/bvs6Pk38mCspBykz5/LbLD/XD4b",
-	"jQ/H+6OD0WD04uAgzfafZ0fp/vPRYDwYyMGLNb7EX8Tb0hJ9jnYOBkd3KP3VWOGXMjujO7w1L/zO+j/Y",
-	"haE+9o/u2sf/47v2vVHVBdhMh1O7ePGO4juX2IpbGB58ba/Z/QGDQmJ3hAZZbA/pppLNYgqFkO8iFgNr",
-	"yia+bamCvHGVuTvUCKppY6+O0SCvU4rnBfrqdmv8F9eJDXJZLqoZdqXTyk4TASUYAjPilMaeAXkqHVds",
-	"OjRosul0Xk7CsxFb7BJCabyRcDJX2qfTbl+cLLFuaO8YG1/I8Vin/O5FZsL1NXK2dDug647MsMMYJxaN",
-	"LTbAzBkaayjnfnumryW3/s7iIG+2Um45jdvZxMv9PTmBPmpU21wWjHJERe6qDbjLu9lr9yGXNxjneSoL",
-	"mXpOoXVLtX9oU4iyJX2hzgDnDovwG6LlVyWgUuXyuSlZOC+IFOravgLYA+SfRjrXGHuooiamnCVKWn1i",
-	"WzlnIWLC3cip7ZvLXcjuP08ar72a/Z4v0r8CLX2vyI1chsAYG+iFw0lshZ6XXOZrYs/XBxGYxc0jARHe",
-	"VdHheKTpVBYz163RQZlid4UU9qoYllspghLNPwyqCAn6Hwlp3IQos6UdL/56F/K4zYjjTPlFYYhTfll1",
-	"CVysysfkVU2me+jGhkW66234yh26/7dVNZenK2vjlVWj0HYUeTuz85LJ+yGQzxPlbKec22jGZPmt/A6V",
-	"ue83G8zikdxqpH8ZlRt3OwW0Qg0o+RBgA+bxhBtbcIM3egvZpKpQM2tuk5VeVcXuN3zwRB6LxFRtr+hc",
-	"6DwXI2mMKqqIaCcpKWFe5QufTuui1Ey7dB2dtECYsMj3H2PCTJ5QZiPKpNVmbyCdKmgnxuzcDjRV4XOt",
-	"io/K33vEWZnRY8GepWCtwtFmBirhqK6bCaUN0qws7gPAnJU5PaHPZvRZQ2TbaQwtUdoAUZnV5f4jUDmV",
-	"RwM9OGOKEU3GUoUs8JFJSIxFvevEUt4e8nC/RZlcJ59W8FR28RBwqZzMEyBtAaSK9G6npUKm/nYcolL3",
-	"H4RgHo8IgXDbRGckvc/RjM+h0/SEAtxlFKu+KlmHnnlhJ4Vy2PoqwbREHij7MGAHZvKEOVsxhzd7OwFh",
-	"dMX0VmVPVeyeYw5N5NEoe+r7tkEWL4u0wRBevgeAITyTJwzZjCHVZq8nnZor8cbn8YaZ9lJYcLbGhmZE",
-	"hwMckT9CUfN6DkE8IzZhx/wul9ouXCO+77xYmHrUb2wVPsxkprrH4nkwiC2tWDMqo11sFqZQMsNI4LYQ",
-	"qS2KxXyTT9YbnPB3ejz+IsNNqPhEdCtEt94hEN2vljY7eANXhr81Ag1eg0tE2sZR+VSjgTG5ZFAA7g57",
-	"1Bp1FZwd0LE25BJwYmK1maCVb7dPsVGD/xKSKSzBwgdKIz8Vo8gx1tVzYJQFYXZEnZV3BDv2xsYWou7Y",
-	"2/DPrXlEKJpJFYxuyadyk7MhkfRv5YT709Pp+cqnZ5077dazQqmytnKCp5df3Tr7BA92q5L+98FVfi9n",
-	"ChfmkbCV2vQwDKIKxLCeP6DPLdhKXLv7z1OWZPCEUBuZygbpbKaca+D5tgbLWeIlQ1g+I+duar3I5Q2G",
-	"NU7CnRfyzGE+qT1yvR3rnLMQ8OfYJPSFIs3Stw2FhS+kcTl5uEQYsbRQbm+1PhVvpKJSlCgKnZYmf9Lz",
-	"Xi0bh5eFkEU61ZeqX/lKExechIwPwWtXUjAwjllbxRhMpRFOoRcrmqFSRhbfFycmNE4+oBnF2uUoo8R5",
-	"S3dBaSciCpHiyryXGMt1KWz1cd3BskouBbdP2ZDIpfOi46yQ5iY2VazL1JqQ4IH23InUOk/pX3igblfM",
-	"1MwWNxHyM8hASXTbOjW+CGlcCjVZ5LJgf29Hcf9HFLg3CjHBMxWbwdHhIbQk7JVRRclOfjL6Wqi5JSOI",
-	"GZ5I8n3GGNno7FWGb2CnckxTFJsJPjWFb+zhzFHVrZnUnL4zVehG+AmmzurtAYSiaWzKcE1LuVDYK3m9",
-	"h7goY8MPgSoo7YRrhIIKp0G0kMtYSOJMM+TgRq7xTpGre/AfZCdb9JvOVAbrMM8pjuVaJ9tT3Gq+578E",
-	"aamBJ4j9vBwLdWknJSesoIO0nffDJW3k6NkcyIGJk+okFKJFmputaXz6XxbYYBi8VLPaYSGaJJIkthcj",
-	"A9giVVlsCtXjjFYcqCoEzy8PGMEln2g6nt26vFVLycJiVGz2j273Q6+52tYjL20+A2En78r7vC0H+IW8",
-	"ytMJWnOCTlbkpbucoHGurrfKTn+AAvdbfw5TAO72kQg6sKUUdm77wy2UayHnfBEB/O7EnEADT1LORimn",
-	"pJvtZAOSEDCl21UuIFa+xVL3GzvCPB4JdqCYO+N9K8Vc/PcqAeypnxd6PgeOpx0xnNbKPwyyqGb02AhE",
-	"qMZm3oVWWlw6q+v7MDRtzTk9XUYbL6N1dNaGzNqT1sMhqCcyup2MttCOksX22wsK3PPrSsnHYjMN2yk6",
-	"sphZUpNyJrUFRk5qGCdS9I0lSmgDIF9CD78/8FDyyf55M3DMtUoxk96Ednsj0WAkhBEaYGxngjGwxEsu",
-	"+DXhhKJx/C5wpzbn3xh+7gOtIV5R4JVRSRdbJO86qbXAqdri33+4qk3mCbU2oladmG6hJXz43Q5YVOSL",
-	"dgvfiz/S+B4J48GpZ91izvnbOQltPVggBbDt4SORcPpPDdEZy+s/4SYsb9TeL9Ta5uctSj5KkbIps10m",
-	"OpwYN1feY0YTp7pCTqQ268abAl98DBUwQnVsMLcfZrY75OweaoLx/3V4xlo4hUmtOcC1oTzwaw1QAzHd",
-	"8d7DakROX4gcH3HNz5/k7Y3Iwa/+GHeWzInHhCa07LdR6EzO3RayLLPRYBIXboLNQYwsgEwuKXiDlymF",
-	"v6814VajjsFpewt93m+Z7K2cPxJkBAIhFExlnttF0/oOdrJBSy1Ym7dyfv9Zmrdy/gRIG1mZGW7xBiqh",
-	"JNCb03cVdqb8VC0oTw1aaTmNZlFjW8ykH4q5nqtcG0xQPlGRGBfKTQ3l8saE6pgBnj7GZjEnc6o1dkcd",
-	"bcaW01JTIocfzs8/lBnFswWHk8ZA5XbhVWy8ms1z6RVdqlSVE5PLQqHhSZXn7Oz05Lu3pxuj/tNCrCc/",
-	"Nh6BP2EZ9jAtLvyritK/HFj/c3TXpez/hmDUIJTayGblMmwL4z3TjowftjG9b0Ohe3650DQeywVTbdpW",
-	"x9FQrs0NQ0UfwC1DE3m6aTbfNOVWbyUeSk2sL2+Rmt9Xxe43hJQTeVwgImx9A1tSRAtAKZfz/kNKOZUn",
-	"UNkIKra23VuJaJ7LG1Wkssi248oHLPcKy91vYKlm8kiQhbZYpLx3W7SyNWJoASnVQt5/TKnm8gQqmx8l",
-	"K0JqQ0de+1y1Us1VWrkk0w5qv5MzlVBeQmzmXF37ZL0ujrbunDp7CNCEU3lc2OTD7rUkqtbohGv5UOAJ",
-	"J/OET7fhk+c930ZLhZppVeyl1oQUudu5Hyr/qlb8niPN8oQeC97QvEXa2MmKQ8avW+mkDfQsL+4DAKDl",
-	"KT3B0GYYWqGxNiSW24ltBUJvsOCDgB+YyiMDHq/kTOS8he2Ioj3iwHo+GKyByTyhzK0oUxLUXelpD1Mm",
-	"b40XAsV3nRhJp8SHd9+LDsayYBHtdYrBQTgsg3YczmLXCUy5HBKGi0KlNreFymIzuimz7Bcy9btOFIuc",
-	"wkRIzgosjFIZOoLr2TxXZO/j6akSx4Gjhk5kcaGK2GDj8M+58Fa43Ho3FIXKxF/+27+IZF5oWLckEpNC",
-	"KUM/OpVak9HPo3yh6Fe78Lk2KjkWo1ymF7HRTlyoue+LU5lOsWWhnbC4QDI/FtIIO9Peq4w+UhwPWCIa",
-	"m8Ch9WMTGxg9TXVsC4zEIeb6WuXCjinDfzkzMlRwvpB6MvWUCg92D7Pb51pl3di86I00+ekblTtRRGIS",
-	"iVEk5BD62u+Lt9T/lYI22PZBCm9zVUiTQncmE+fiW7F/NBRXnbQrvhXsxp+Kv/yP/yXOI7HPSeaFwN/+",
-	"tzh4/lz85b//C3xDy6xOSv/sij3RCR8Pzrt98RG2k+YHXWvMa2/H8OOiUOXOQct2YbwTGMNQev7CcVmM",
-	"kMbrnsy1dCoTKpuoMkyXDEsMJXm7hMCYGoU0DvMGpjeheW3EvLBzW3gM43F1Jr4VV52iG4mr7/HPCfz5",
-	"Ev8cdY+ribPV3GIm1HWqVObEPm2ediLTlzqjcClowLSYHXOebucjcQGLiyvSuToTfwsd/a24etmNsF3t",
-	"aNC7jveoH5sDtnEDAt4VTNWdD0gwTMWR+ChK2o3Ee8Eke0yDYoKg1cvnU4l9SSeQXiL6TUgxhrOnrRH/",
-	"8e/iW3Ei9mBru/j2P9PX5ZScahJQtcwdO5c/L1SXFrZGm/gmPxSpvVQF0PJMfCsuYOJnv/75P/79A64D",
-	"/PURFwP+es/hcoTgOcC8y5l8C6uHVX/9c632r3+uNfDrn98DBc5EhykYOh10+7F5RisqjbtCWCKKxATt",
-	"1qna+QE0VxkHvKFVwt86Uvz6ZzHrDsszSrvHCOSmcq44KMbYI4GSBQWgRiRcKvMafdC+YusICSc4LKrw",
-	"4d33kcAoNJnI9QUFxiHPkRDpJ5Ve5nbCs+FYOafnchJCEsWmDJDTwMmPP5z0Dp4flTF7mLICWYhLmS+U",
-	"a4bqoTKxuSoA3gxGYgRO1uc3opPss2Juvz9IupQHnxLFI+GJZ4NDjkdkbAB/bSb92JyImcyBRNDaEzYa",
-	"rTsHwshZyDqPSBrGCmWXooXAlcThRy+MvTIRW64YSzOOEIAJSjmiCFqyNO4nvJkwNiolv8dYJRKvOIAp",
-	"L2bWebE/ODj8P/8T/p9Ix+G4DsXbl5QLgW/Hxn3Io8HwQbbQE21kzrnycdxiDIQFRFEPr4KzW7lbiVRr",
-	"A49Nsod3694vbioPnh99TsSnszeig4Sb9HoUHKaHZXqLIk+wa75YZZYVyjmMVBSmeBibaofgNjYGNsIW",
-	"4kpqD39Kj7GuhmIu0WhXenF48A0dleRM+eKmdzL2qkiOhaw3Jpy3c1fNjAeRK3mp3AZzojrjh7zJV2Nl",
-	"7cR+IExtW/xjwN22Fd4TNn+pv0G5Br9j7vfw4JvbK5xb+1aaG+7H/dWi1KzwyxVjuo1zDqlvtgnmH7nM",
-	"/ZbJaRaPJSUobZnoqLl2NlOE7cv5I1byHvEP9RxbbfOwPQwiWZnQI8zC5sqdvAud3C0NGy3ug8rCRlN6",
-	"0ui0SsLmwv5/AYntLadlW1XshBxvHIYUWgJONm3mzHNATszSRkIi/7k5wWBCfCoGV+00I3siuIKwQqJU",
-	"bJY0QCjkXk11OhW5zDKQ63lU6OIVCTkn+TIIU8gQ92NTFw0KZvgpKStVRx6/5EHLWdcFA3VLhPcVCv6y",
-	"XHZ3P5lPWQ+/ttPZuqyHQBQYE5Pic37hobwd6x8KwD+h+i2o3oJo5oW8uUXCoCL3XMCASTwW+QI3jDUz",
-	"6BZ/W05MqkFBFloQwxsq9xAoAmbymMiC6UHYMYe3x1/vQB1trpdyZR/AFVPO5ema2XzNVJTVipJaktAD",
-	"oZ4nwtlOONtJxk/V7BYDyXMqcr+vI5zE4wkXM7vN4prKtIAKXLj7DxU4jSeo2AgVnrd5C8mwLmVzaASb",
-	"5/ioOQTZmpOv1VNHRCIZLXSe8UgSYQv+5TvpVSKcnhiZOyGFUVexmUufTvEx3IhCyYyyaNSSbCZ98Z5e",
-	"M1Gg137Ib5fwU1K+NFM+i9iwPQ69sosbuxBTm2MwhOT1uPfOGtV7C10mERt7UJgF7cRU5Zm4mupc0Sup",
-	"drFxXuN0ywYxY6dd5JkYKfFscNgNti7wVWXiYDAQ0glnKYuCNGQEwKuKJkkU/wEVW8+C9osnUyyME3bh",
-	"++JH7ad24VcHbQu2cjCoj4sNj1XIHJbvRjgv8xBpgsacWowMQe/AffEjT7FMX+SmC+9EZq+MkLHBZagt",
-	"Szk1GCw3IjrSXVAgqGE5x0LNc53KYODQRXuB0NAVWWzQG/JUOpGrMavxRG7NRBW4/htUeF+aMORHqf0X",
-	"Qgl3+VuDye/vQfaTkZdS5xg/eb0WjgOaYKjcy3KnNqcM4V/2nC+UnG3OtyMSjDqCSdN6VDgRHcw3WvQ+",
-	"AiFRXsaIIoiNCnvl0Dwkwd8/2kWRqgRRxcVG+y6dHEylhSnn59XJpCM/UnxWQpbVuvkG2uYlSRIbnQ3F",
-	"4Pnpi2enL5+fPjs4ev53L7+JDbY5rI56Jr0cil/inQoc451hvLNScyf6yz//62duOzaJzthyRNVTnUYi",
-	"wR4SzsAlQpI3QFzoK6GYW9pg/K2///j+ndAG8EGJhKn5lBqg8C3DRvKegKO8vdCEBlTQ43GZuCs2oTQn",
-	"HNZedK5g4VZAm58ScGvIiK9LxlyUbI3WHxB2NSJOJDD1GkNNJBYmV86J5I10vocz6L3+LoGOdTpt7jVm",
-	"bctKoxU0EDBGpd512a5H+wCUx0KutMlmTNLckPFWNeGJ8m4pAe+u42mUI61bwSI9Vf3HZqadIzMnbIKS",
-	"rI0Wno3ZtAm2kWjxY2doOIu72UmGaJrak7m+VEkXSa24EQfP2ZjQseXqvLDXWjnarzS3Lthk8SjQePK8",
-	"An5cKwm3HJwtIcdeFWL/uZhps/AqpNdjyKebUfvadTGsJkiKstgsrWg3gkM2lXMnvF2+Kfoi+eH05Lsk",
-	"3Bg41KmS+HyUW6P6sXlH2a7Isq6TGNvDtFhJVxhbiNECzdrwWUni9G9EJ/lj7yRNVd57iV+1mQyFscna",
-	"nGwfceb/pUoTu3S/rD684elkJgPz+xENFCpV+lJlx0vgQ/So/RqSxPsRjffCDYi5lo8Oga0qZAqDqGzj",
-	"6udUO6EnBtMl45w0DI4WbifagSogJNQ3YieqxWyayWvKYrgzPDqMVkI4/dQuGFQdlpsxoZYyTCNGC85y",
-	"Xi5/LZ00cKVDJHUHyzsUlE2yBpuYURITVTZBNkBfqFKHOegRQJArB5NkNZv7G0FGt2i4Wj9qDrinAs3m",
-	"iMccJrTCt4a5OqcQiHCMSCtoPEYepF3BdQSidC4kguud5Lm96r1HE8NNtzDX3qOqXBMrcr3P0XKzp9dz",
-	"61Tvh6rf1g1T1VDzc7TTyFy35oLme6g8lH2MI/bzQhcq2xn6YqHqZKeuMUHiznAnVFizsNHOyund1nHC",
-	"oMtH30y0ue6KuUSoRXtkOp7EjWtPvHD7ca7b+kfA2a3jsdBlpcYw8S3WML7byOttNmY4xaus4sJKdouz",
-	"0rkIE9E7z5xDZ3TDaWEpaX2Xrb4Dvl5JFxs0o3VTziwvG1kQh0vXeFSyPhYBaF36/ISgItnj1IrNb6k0",
-	"+MosCzImb+SBbOSW3PvLP/9rQrYVyVwbo7IkNhjUz3WZY6ILel1SUc6FilTN3FnoJDbSidqkPX5FoRuq",
-	"whzFGD0DvJ4pWoFkogxgscpOfFJn99Ya977RzteuyS+Wp6Cd31im+islJV1JQt8k5Fanpkk8csKJ6luU",
-	"qnR+WwuPFlmmlWtZrHrbvEPpu42kden8YiOkvA9iEMCV9mpWPdQFJww4SoGLqyXTrkU06ViSoyjKdWw4",
-	"GDcqYBKZ50l3KJJf4h1uESU7YkLCL8h3xDtRvAOnFwrgZxgQffvMbhhxDIwMcd+BrYwNzsBb2w/SHYuE",
-	"OKHRjSf7FvxjOW1yc63WjCqB5imxMtlQSS/C1EtHEmKI0Our9F1Bmc/h8hFQ8ReHF2tsgqcGQnPEWIWi",
-	"EuaThM5C/d2yVNX+FWu9qDD/i5bCDUXCuTOA6+M/99yFXv0hnRZ2Jld+JnokBSUSW+3PverjTM7xv2zm",
-	"UfuzbjgHPy/b0cFv9SAn8G9SwWNpdARKud96Lgb49zhX10mQ8fGXMidV4x/1PGjY32qAg/rP6C8KPxAs",
-	"0IxNxpWDFV9t5Bg7CueMz4zVX7UV4uu0nPNEyQJ/V4WaWcMzDMEy4e8q0l2C2diRiI0KcWqDYNiRAjYq",
-	"kAlt3q4TCW1zl/ScziI/x0eEby57ZQIZRUHYIBqfykug2tKNEyPNr0kDv5TKmJgMtF00WUjGPLoJvARn",
-	"to8Ncyt4TigxOMl8TQPKiDWg5PaDTeYog63NGh0bgK5wIkUnAbxLun3xGnWmqB+pJc+3Jr+JOKJ+pmof",
-	"2AIONRKx6Xhl8EC/fQksAgyQ/I3EyYfXuw7zCQCqjQpS2k/+pOcJTDkBjnzue6cmtZk2k0T83GOvs9iM",
-	"CutzzdwZ7IvwWh2H2iD1V0rgoNReaa9z9odX4pv9/UFsfv03sX/Qf95/NkQ9DJVg8AOuE2oC9R/jicpF",
-	"r1dNOMHpZ6jn6R6Lw8ERDMAaFRta/tWevbzApNqaCTBIiPhcQt+sUeiGhYTjrRVuCuyntyg8YteiszCZ",
-	"KgTsLe73UMiSmBqo1i03kAQS7WrOhMF7UAriDingMyUDx6T66C84R9UNTSBCtTzs8/JLQWw2Jczflng8",
-	"EskrIvDeG5si/5fA+YpNKo01GF3/09mbfq1YFZ/fkcaUD96Q3f1SfI+AESrT+/QxgdNWqHB8EAm0E/ht",
-	"1xFzHI4obnn40rjzulHIP0H7PQ7XMtoUD5jyK2/FmiJVYGIvsTC1TBs8B3JVpLph99C1MDBzOA8gjYAO",
-	"5ebCCeUM7TCFG/LGBYgpwYXFFukuXGygE7gbIpH0elC5h5WTYSgGoOaMnLup9VE983zjdgfGYSI1EVls",
-	"kkKNUVbgRno9MoVtdNHd8MryEpiq/0xO9q9uHI0j/D370w2OWlU4KVHsrySgnDa44cAjy9VM8Nogub/7",
-	"Dt8TgH5qggty4bcILcxt3M7QY7GW7H/FaLQv2bbpJZ7uruVbd1OxUHcpe4fmkbFrXbBtwyUT275ky6aJ",
-	"821XqmWTwFS3KdOyuXrm8nYFlzJc373SXUfWtjzlLL21TMvmlnIYti7btvmQa6xFqXqiq63FOevQrWVa",
-	"jrGWHKJVuZbNNoLGtyzZsulm4Oi2Re/UeBlAtnXZts2vDf941yp37CwEeGtfuGUHlYt6m2JLvst3rXK3",
-	"MW3zTmxVv2VvwYOmRamWWsgNBvdt6rQrXBrVtijVssmQHLZdsbqu6wuq3G1MNQ3a3Wt8QVd36uWuHSyX",
-	"rtZ9s4H0j1zmfltI0yweiYk0b2uIyCa9i4Sb2jk9p6FaDyltS3bm9UftNir5eKHNKy59zx28ypk8Fgev",
-	"C20E73TNwetCm+1201sBdqPd/TK5PABvnXIuT3b4m112KiJrT1UtHEsrcnoY3qVhIo8Je1Z8S+8EPa39",
-	"S5dI5WEAz5OPaQvcaeFiusyIt0Gch8EZIxU9Ju6YWOAKbujXO5DHnbDm/sNMNZcnnNmIMzXSakdJbWno",
-	"odDPE+3cQjvrZXKooNJFof0Nbv4np4qTCXol/ONPsB9kjLPJd2NqMXBkcUl+MdqJzKYLtP7vqP6kLySZ",
-	"K4jyGR3bS4Q1Yur9fLi3h9+hneGLwYtBt78T7SyKfGe4s4f0wGNeMVhH4yvRmefyRo5yVfPwYKc0ClRe",
-	"2JxMiOVI59prMlVnhw42/wQCbbb+kkzYogaiR6UQS7ZGwBZG7DQeNbN2RY0EgxGHvokEv8lGVFvwm00k",
-	"xrm6JmOW2uiqw706wFfhkVF0RtL7XLGFfiRwTjhCstMvnyO7wSobVkVdwcBqndUTYa529+OK2od0PUHz",
-	"U2so0NZqI2/lnFtIZZ7bha/3j29Hq3VOORRphHFIo3UxJ2laHKqs3mR4A1ht9Xs5U2JWhjilNYF/96zJ",
-	"b0TtsbA+QnymXG3sw2r6JGq1zGrSWGaKpbtmR8vHXXJIMj30/qz8XsIwtEvXVD+TVyFlIDkDkXeF8MvT",
-	"qBda0875eu9THBOaspf5BoI+uNZ2aXa9ZiMb5hFohFVZ9tM7Y0JOpysGE4gYGZv2oFEYB13c7BAwXLEV",
-	"PD2XE1rZYOdF9oQ0ktIuFi34CjXW15WXds2BvbQ/k5XTOXvSjW0B7F5sOkkbq7Buv+Hij1k0jFpruhih",
-	"EbA0NyJX3iOoOCU6a6zKykDrojQti8RiPldFD+t8OnuDNnyD2ATnDg77uH8kpupaZirVM5mLTE80HLfD",
-	"waHosAtnc2jdFQtP9MSHtsIG9gVtOvvMkzVMfblFbbWDL6kLdnqfzt6gs+3qNIcrLqEyc8LB6suceoBF",
-	"KOxiMmVX0E9nbxxZc8Zmpq/h+5WtuRHAKeN9xiAKZJBWcwAh+65wiHGEa4j8ZIV4yaN12TCITYDQJq9u",
-	"lopmtmQYNOQEBuwous2YdimuqDVBzYE3N5uMQ1+7LjZsLQuERca3zW1tzHNEtmGrgGdnyk/VwomZ8oVO",
-	"yVaQ+Etb1AGh5DnXQcIP52/fiLmcsK3hXNl5ro6FsQKYkB7e8Jj6RmV1BIUKG4ALUxzQKb/UmbLhLLBB",
-	"faEYoNmcuXKMouwH5DcpOhWvcmNS0aPcAUm3DsLwy87nnz7/3wAAAP//",
+	"bWaIroIQiWMiTkrMxwqJIdc6B0T00oxrsNaImu7LCzKWHuz3D7wSpeQcO7+3sMCkmkcwzv5/9t6tt5Ek",
+	"uxP/KgEBhkg7SVEqlVxNoWGoqjXd5X/drFL9ewDnYDOYGSTDSkbkZAR16UYBflrsvvplv8Cu59lP8977",
+	"7g8xn2RxLpGZvCpVRvW0LhhgWsWMe5z4xTknzgXZIZAfaKM+Ua54LtQYHfStJ8bCJdHBYOPBI8cpkwl1",
+	"7UtZgRYe1kAB75FBc99S7f+GJtPU2cvFlWOMBdiBMyTFTOYwMpUJLNYx1osXvUP83/6BmKpr9u6IcB0A",
+	"N7u0KBlcE9zKlcrzXrMdX3szBVvhzCpK4DSVl6pxvdA5lOEYIPrhAcyvgLcoSuWU8cdUrjZtJgili6iy",
+	"ERfiO0C5lZyskntR14TmE+WDZbnoBCmee8AUxAiY9PoSzit+3Q00hAtO0IhzOedHKAOnLzRNia6rqSGv",
+	"lJAAlwyF3IBIM1leKMT2tdiEhlSN5NkA6bKajS1FLtMLXMFF3z10sYJWWQBN4p14J4mq64eT4pcK/hNS",
+	"ced5Y6cqxKpvhCZDS64AsP4p/IoXizYi+X0PNqUXvMAQW2TtVvT6u+4xsFRV47iCM30NXVzZJrscBvLp",
+	"7A0vFrsE0uSH1XkBptwzEJJfIVSRTtiClKJ0Nuicw7ErSgVCRKmcg8OXjDBK9+QnXSRdtrG3Thm4ApIT",
+	"5BB6pya1Geyk+GOPQnUjtCteKqZbRAbaI1h4ayYCQCQSyetx7501qvcWIDcREw33AyHLD6cn3yXiypYX",
+	"jplpbhUOMad/mucXsD94/zSEFbf3c20//nkPiiWR8HIiEvybXO4c+uAh8xDmDBiNq/KBYDS0t3yfEOtL",
+	"PPnl/l5u01I5lIjwzDobyG5uMmK5tgwP6yHXBHdBoKOFCgkhQlSDK1z8LmAQIjLdpzgw7vxqqpFRkb5q",
+	"9Qr2ACEJsBvktR4geGnzIV/UyMDP5HUPWIln+8+fHQ1AvtKz2dwDQAB3AgtJFw0w1kSODKooAy8uEx4U",
+	"AhDpkQbhQKxcHLSlFLTfB6hm0i7VHLYHcdaJHAgIJoIHmbxw6HL3sPCKUnqFOUdsjGtLtetEYdE116vy",
+	"Uuaik/R68EsSiX3hxAihgSGvOxQJL0m1HiQQchsgG+WKNZdwNXiRK+m82GdhknBG5qqHO9Er1aXMdSZ9",
+	"aAgBTM5YtEwikKclidHQ/ri0xgemSVZLwystkXhRKw8IsTAxx440OHNaIPKUsaYvzi1yJNUNb81ElcjV",
+	"eytA3qRlvVSlzMM+2DGytBUZIWXRMsPvuuE+GmEbi8qDQKhjm+f2ithCOmGfzt64wA4n9alI8BS+en/2",
+	"cViBCUMjwAjCj3OBdnsn0GzvfaknwIr/LYnL6rqwIOAkcDxYMF2CYTrCK9w+iirJ+w/nr9+/+5gALo5z",
+	"PZlSfnhzQ9IoXJ/Q5sHgUEjoH++T70/PIwHQFYlQv790c0SslUD9qo8IL6bMzPy+F0ZzflOoHvM0Q2Gs",
+	"M3o8pnX5kQ+2Eg0fNFPdEnQMykuFnMwUxkX3msqAQmx9IMSNAgGkJErVeS5yKwHPgZgxP3o3asIuHWGj",
+	"VEZCaGAYnw+ehZSUNDdlLlVuC1Ux+iRkR0QWQY1RXbuuUGlF13kuwsEgKiD/rWLupsMFsvqHK6n9t0cD",
+	"F9QGS7eJdmIK9+PceJ0LaSr5t7qrAxiKDmIKnCFtJoGNX+chCEwozf0jLn3vI98i6FmFTxnYJGIaCKph",
+	"h0j283RgpXDKB/9mO0Y+XXg7UcRh7w+iwWAArY5uAhxFIun1AIdg0qp0IBUUgDYaGaEbvNJgH2gpzpQv",
+	"b3onY0q1AdOBMQfHcyFklsGdV41ofzBglcIMUbHRU69QZY9qNjs9PPgG+0KybXYHs8Z1D9oSfD9CDSFp",
+	"k1h/DESLDnnjUinyoSxymaK4wbk/ZXgXgrtBlwsCSmJsD6GS5WXscgF1ukzZUBLJPdDJ73uAH3nv5Xw8",
+	"VsAHwvniZmikXcRiaB4OQ1Haa4DKQjq8ZmdE1aWdT6bAtsH3mxqxUTuEpxorLJMlgkhGmIE8HyGu1zOF",
+	"j6Eje6nE/sFABPVcWEcvy4mq9O610FKoMgXEUC6VhRKd5B/+5qefYNcB25VI/ibpErMPEk+TlQIci2qd",
+	"YUMbJry1y73XcMMeDIjz0uHr/t5+/7rqJCL9B4wTFc1+Ko3YPxL/n36JcRmEII2+E4fP9huFJWk3LPRx",
+	"dIjFD/ef0b6cfHjNl7yxfHV1uSoQFR4W1piMy+BZmlAWGlU2GNUOdmXLSvVW478yEz9NInH2u1fim/39",
+	"A2j0lz+Jo/5+t1JS4QOINUalyNSmuXVw51UDwamJoHSu5D1ZloAzyDI0CJx0IDKrdr+zPxAOenuBIjmc",
+	"FjtTlQhnGIijALeAkoS5uK0Mu6xV/4C7ClxToWyRq7/9W7gRFtSUCOYwgQSkr72pn+XHIp3K0in/7dyP",
+	"ey8SYIT26HTEJkBnEKsYwAOjKkrlpTYq60asBcaKuhHWC/gD4Ipph85UZtPYoJy0ogrnTiq93kgbWd50",
+	"G2rloBgPWuafoeznvZ+9/ZzEprP2/aEpT0UwBmBQcUFZNbeg33LY3ai0V04BExH+3vuZudzPYQzLvweD",
+	"PKLf4JYc8dsPq5xMFptKB7TrWPzeMhqEQkL7ah2tSRVePTyt2FCXOHFgxJcLiEIimgYFadRg2i2NDSGh",
+	"qlhv/GKlkQUJpwrVcaEKz6IiIHOG6iMGG9IewakYkvQXG5Aw90jARH1SgHl6qwhSORwqO25AlrBz73Sm",
+	"WCkfnkYyLZPYIIfCWbIbbxTGFgovBCEr9T/8C+EuguWMTf0uIjoJnJ1TGEfSbZjiwmmj56MIH3xI0UHC",
+	"cIK6jaGQCAHaTKhIbK7wtRTEXppSrs2FEyOZXgCnhmcLmWMgc9nYNfwYCL3bh5K7TrDJVGxSO5tBvVoR",
+	"ES71hi6a1BDeDonD/sE6DxCINkdw3WqDcYWwEbwuuY2IQxDgVkOJ4YvBi0EChwHfTBNSbye/7/3Olley",
+	"zFTW+1Bab2kVhLP0fpvrVBmnGk+wb1+frzy/wrknTU7flpM9ruT2oOznaMdrnzdeb/F9DZUuiw+wDU/x",
+	"4c5+f9AfQGXGlJ3hzrP+oP+MnNmn+C6+B/83UX690doi1HHkB+1Rhm5IO2vhr7nR3pImzaZ0+OsdjvjJ",
+	"A7nhBWa4v4MDJzOC19nOcOd75X+wM/WBQvIFWQKncTAYbDIyqsrtYcXP0c6zweHthd9Z/9ZmeqwVmsAd",
+	"tu0ADwzUeP4FNZ7dqUbD0mFn+M9/aMRa2HkjDcowBa2VlxO3M/znHTzZO3+AmozVG7f/dEHbwyDMt1El",
+	"Awdb/5qNR0yP2DRfmwsYBItb0PnaTX2JI3na1tu39XzhFq25mq1bXF/Ht2w23nm802HjA4+1sPGEpDq1",
+	"RnSYMwlq5nLXUay22Mw0ysEBM0j8Y3WyYnAND5K7Tnw6e9Ot2EvEYu67fv2NDatfO4VOL4DgTMW6d9cT",
+	"XXWPk6mNSP6YhLfhicJ4M0qW6VSM7HVUXQf4RhPRc1X9NlY/6PDrWPW+x4u161BHGZsgo2l/XL2oLfk9",
+	"V1YAmsWFMCbhpqRHab4fxQbmMrLXuEBXfL/jfRoOYb/xDBM2LwgNy08umw/hK6rJZ7F+k9poU1oX2Vto",
+	"AaMQ3lIBegkKp7bl/wmtVX/rIHHYppffDqy8N00aZgi/M7ows38LyNB7DaMMns4QFGpVaqgey1ehgB9i",
+	"hrExbG6AL/RsNYZvh3CQDLTOJfj9oHoHapTA31wFZio2FG9yK4R1o0XuhsUXNNeqxORqVRGDYtPykHLI",
+	"QVyfNRfvQtkIACcjbUtnblDe4EZ3EVy63GMCy5qIRfEAn2mlFxKf+DYjw2uvZr8OLKCX1J3h4wkVvgYq",
+	"IAHiDaPq09sCG1hk2ypcNGRzQgMKCLcgoA/XRZJrGBVYQ8kM8Mw2flsbaQ6fOWVJkuKsSzdmnTWOFHsk",
+	"vsDpiI2SZa5rlcGG80HKefdFh+OJhr8uDf/Y1H7xJbJoj9KemJuatY2E/QF1w4h1w6ZdFUVWNlkI2Fdp",
+	"3SrNii6Ro24YYkBNYHlp9JUGhg1gmpEERYePBpwFevfEaDNoXEfCGSvaOCK06/bFO1SaoLHRhtt1G59N",
+	"VzdOy5b1KKsbcYH5Fp3NukFS55FeqVIiLBzfpkbzuD60CfycYO+Jt0m40hb1D9tuxXCtV3dhwxYlNnQn",
+	"DsnXuFClw0WQbPmLs8J/VncxGhVtx4iXpH/9Iqj4XSMKYovb8dzeofATDP2KMNRUwgdibWjjb4WjzKab",
+	"L1Z8TIBza/AIrH8+AH6PDdRLKN8n37bcGtX/F5ccC2PFq+/edVm97mKz9C7RF+/wAfwf5aX8iL0fL5v1",
+	"B1N8PNeVulmSxe+GU/KdTd2TGqiNGkg7lBnWvChtIBq2699INweDQWUshaYK6G0SFBmsSXdBUBBnCk0j",
+	"FgozJ6WdGEudu+PYoH2uxnCzZBWVW5mJkcylSVXJL9GVf4c2ziuZbaCNH3ACX0YZpR2p1tv8UmZnNN3W",
+	"+/zaoPNu3kIvqy+VgcXCR5fGXlXzDRuGAujez24qD54fbeY3TlAUFUl4F3A3JhW9Hj0FsfyqqocVtH6s",
+	"bdMC9bg6EnFs8NBir8EoCQ3tRIcc4NCGGe0N0YDQ2/D61iUNW2ySXo+MxmgUvXmZJws6Rba6Kqw2XqBp",
+	"LG/9UsYBfJUZw/0ehA8mTxbLURzvs3ETOkUFfyUaf3BXSrYY+t1i5jdVrIpkRR89k3eP6xfz85tCVWDn",
+	"bwpFK4hjvZLsCsbsWyQSWRS5JnO/PZt65XvBrKYSRHh2FV9xYexVbDRwcvjWNpmTpWYN6rA/jSF9ZOLr",
+	"fbC5Tm+GwX6m58pU7Bpr1O5xbJw02cheJ6IjabTlHMUespbC0QCgq6zLJmKldY4NzHpnit6qQhexSfGz",
+	"xc+J6NBTp9PBglHNRsCB+25fJOi6mYgO2xgMxC9/EvuHXbSJxLkkw9jYS1XmEuPzEyOX/YtM0SwSOSmk",
+	"vpkqMYy2NkK6VNGThy0zVYpOsN7L1dgPY5PM0O1Vln4Puij5RREtjsm2SrKBhzKolM1KWxSBizzcP6IV",
+	"MWTqFxsKo00G4mTJgf7VlUFKh2bybW+QVGlQoDeywBJz3E9p0DKG1iPmT2gpAs2SfTCGHWgYkPD0J4pG",
+	"SwaYuH+dg8EAhdoBjjU2CR2DijM+OiRP8A15G44X5eFlMoTTBmQoOjztRcM7Kt7dgN5vAQlWWd5VpQDM",
+	"ZNcxAEW3Dbkf3GMLipnD76tUe6fpGU2O+WSAvxiW+5vxi6Ns8GL/xYvD9O+zo+ffyIOxknKQPn8us8H+",
+	"c/lsND4c748ORoPRi4ODNNt/nh2l+89Hg/FgIAcv1rhkfxEDTUv0Odo5GBzdofRXY3cW78HDlt38zs4N",
+	"9bF/9Fe+a98bVV+Ai1mFGhcv3lF85xIncguPhGYDDfNJ4GlIto/Qro3NSt1Usn1PqRDyXcSyZkOjxbct",
+	"VZA3rvYagBpB/23s1THaNXYqHUCJLs/dBsvGdWKDjJmLGhZq6bQ2d0VACfbUjDiVzWxAnlqRFpsODZpM",
+	"Y52Xk/A2xYbPhFAabySczJX26bTbFydL3B6ajcbGl3I81ik/rpG1dXONnK28N+i6I2v2MMaJRauRDTBz",
+	"hlYnyrl7wSe2lAneWZzXzVZir2Z+O2d5ub8nJ9BHg9AXVxLjS1GRu2op7vKe99p9yOUNRtieylKmnpOX",
+	"3VLtn9oUojxVX6jLwLnDIvyKAPtVCahSBX1eFEacF0QKTS1kCRwFslwjnWuM+lRTE1POEiWtPv2tHM0Q",
+	"q+Ju5NT2LeguZPdfJ43XXs1+y3fvX4GWvlfkwC9DSJIN9MKBPLZCz0su8zWx5+uDCMzi5pGACO+q6HAk",
+	"2HQqy5nrNuigSm68Qgp7dfTQrRRBKf4fBlXATB4RadyE+L6VDTP+ehfyuM245Ez5eWmIuX5ZdwmMr8rH",
+	"5M9ORojoQIhFuuutEasduv+3VT2Xpytr45XVoNB2FHk7s/OSyfshkM8T5WynnNtoxmT5rfwOlbnvNxvM",
+	"4pHcaqSyGVUbdzsFtEINKPkQYAPm8YQbW3CDN3oL2aSqVDNrbpOVXtXF7jd88EQei8RUb6/oXOg8FyNp",
+	"jCrrWHQnKSlhXuVzn06botRMu3QdnbRAmLDI9x9jwkyeUGYjyqT1Zm8gnTpcKkZL3Q40deFzrcqPyt97",
+	"xFmZ0WPBnqUwucLRZgYq4Xi6mwmlDdKsLO4DwJyVOT2hz2b0WUNk22kMjVfaAFGVT+f+I1A1lUcDPThj",
+	"is5N9lWlLPGRSUiMAr7rxFLGJPLuv0WZ3CSfVvBUdfEQcKmazBMgbQGkmvRup6VSpv52HKJS9x+EYB6P",
+	"CIFw20RnJL3P0fLPoTP3hEILZpQloC7ZhJ6itJNSOWx9lWBaIg+UfRiwAzN5wpytmMObvZ2AMK5lequy",
+	"py52zzGHJvJolD3Nfdsgi1dF2mAIL98DwBCeyROGbMaQerPXk07DxXnj8/iCZfdSQHY24IZmRIeDO5EL",
+	"Q9nwxg7hUyO2esfMOpfazt1CZOWinJtmvHVsFT7MZKa6x+J5sKGtDF8zKqNdbOamVDLDGOy2FKkty3mx",
+	"yVfsDU74Oz0ef5GtJ1R8IroVolvvqIhOXkubHbyUa1vhBoEGb8YlIm3jQH2q0SaZvDgo9HmHPX2Nugr+",
+	"EejwG7I4ODGx2kzQMLjbp6i0weUJyRSWYO4DpZFri1HksOua2UeqgjA7os7aoYIdjmNjS9F0OF7wG244",
+	"USiaSR2Ib8nXc5MTJJH0r+Uc/Ien0/OVT886N9+tZ4WSlG3lBE8vv7p19gke7FYl/W+Dq/xezhQuzCNh",
+	"K7XpYQhIFYhhPX9An1uwlbh295+nrMjgCaE2MpULpLOZcq6B59saxGeJlwzhAo0s3NR6kcsbDOmchDsv",
+	"ZPjDTF575K071jnnf+DPsUnoC0XZpW8bCgtfSuNy8nCJMFprqdzean0qvpAETFGKLvRzmvyki14jD4qX",
+	"pZBlOtWXql+7VxMXnIRcG8HRV1KQMo7XW8c+TKURTqHjK5qhUi4c3xcnJjRObqMZxRnmCKvEeUt3QQk/",
+	"Igrd4qqMoxjHdilk93HTJ7NO6wW3T9WQyKXzouOskOYmNnXUztSakFqD9tyJ1DpPiXd4oG5XzNTMljcR",
+	"8jPIQEn09Do1vgwJdEo1meeyZBdxRxkXRiHOOsdDz1RsBkeHh9CSsFdGlRU7+cnoa6EKS0YQMzyR5C6N",
+	"8cHRP6wKK8F+6JggKjYTfGoK39gpmuPZWzNp+IlnqtQLYTGYOuu3BxCKprGpwkgtZaFhR+b1TuWiiso/",
+	"BKqghB9uIURVOA2ihVzGQhLn+CGfOPKmd4q844PLIfvloqt1pjJYhyKn+Jpr/XJPcav5nv8SpKUGniD2",
+	"83KM1qWdlJwqhA7Sdt4Pl3QhO9Lm2A9MnFQnodAx0txsTaDU/7JYCMPg2Jo1DgvRJJEksb0YTMCWqcpi",
+	"U6oe5xLjAFohcUB1wAgu+UTT8ew25a1GMhwWo2Kzf3S763rDO7cZEWrzGQg7eVfe5201wC/kVZ5O0JoT",
+	"dLIiL93lBI1zdb1VdvodFLjf+nOYAnC3j0TQgS2lcHjbH26hXAs554sI4Dcn5gQaeJJyNko5Fd1sJxuQ",
+	"hIAp3a5yAbHyLZa639gR5vFIsAPF3BnvWyXm4r9XCWBP/XGuiwI4nnbEcNoo/zDIop7RYyMQoRY28y60",
+	"0uLSWV3fh6FpW5zT02W08TJaR2dtyKw9aT0cgnoio9vJaAvtKFluv72gwD2/rpR8LDbTsJ2iI8uZJTUp",
+	"Z5GbY+SkBeNEir6xRAltAORL6OG3Bx5KPtk/bwaOQqsUswhOaLc3Eg1GQhihAcZ2JhgDS7zkgl8TTiga",
+	"x28Cdxpz/pXh5z7QGuIVBV4ZVXSxRfJukloLnGos/v2Hq8ZknlBrI2o1iekWWsKH3+2ARUW+aLfwvfgj",
+	"je+RMB6cdtfNC86czwl4m8ECKeZtDx+JhNM/LYjOWF7/hJuwvFF7P1Nrm5+3KPEqBdemjHuZ6HBS4Fx5",
+	"j5lWnOoKOZHarBtvCnzxMVTAoNaxwZyDmHHvkLOOqAnmJdDhGWvuFCb05pjYhjLwrzVADcR0x3sPqxE5",
+	"fSFyfMQ1P3+StzciB7/6Y6haMiceE5rQst9GoTNZuC1kWWXJweQy3ASbgxhZAplcUvAGL1OKmN9owq1G",
+	"HYPT9hb6vN8y2VtZPBJkBAIhFExlntv5ovUd7OQCLbVgbd7K4v6zNG9l8QRIG1mZGW7xBiqhBNib04qV",
+	"dqb8VM0pfw5aaTmNZlFjW86kH4pCFyrXBpOzT1QkxqVyU0N5zDGZPGa/p4+xmRdkTrXG7qijzdhySm7K",
+	"/fDD+fmHKpt6Nudw0hjb3M69io1XsyKXXtGlSlU5KbssFRqe1PnXzk5Pvnt7ujFRAC3EevJj4xH4E5Zh",
+	"D9P1wr/qwP7Lsfg/R3ddyv6vnCqmIpTGyGbVMmwL4z3TjowftjG9b0Ohe3650DQeywVTb9pWx9FQrs0N",
+	"Q0UfwC1DE3m6aTbfNNVWbyUeSpmsL2+Rmt/Xxe43hFQTeVwgImxzA1tSRAtAqZbz/kNKNZUnUNkIKrax",
+	"3VuJqMjljSpTWWbbceUDlnuF5e43sNQzeSTIQlssUt67LVrZBjG0gJR6Ie8/ptRzeQKVzY+SNSG1oSOv",
+	"fa5aqeZqrVySaQe138mZSiiVITZzrq59sl4XR1t3Tp09BGjCqTwubPJh91oSVWt0wrV8KPCEk3nCp9vw",
+	"yfOeb6OlUs20KvdSa0JW3e3cD5V/1Sh+z5FmeUKPBW9o3iJd2MmaQ8avW+mkDfQsL+4DAKDlKT3B0GYY",
+	"WqGxNiSW24ltBUJvsOCDgB+YyiMDHq/kTOS8he2Ioj3iwHo+GKyByTyhzK0oUxHUXelpD7Msb40XAsV3",
+	"nRhJp8SHd9+LDsayYBHtdYrBQTgsg3YczmLXCczSHHKMi1KlNrelymIzuqkS85cy9btOlPOcwkRITiQs",
+	"jFIZOoLrWZErsvfx9FSJ48BRQyeyvFBlbLBx+GchvBUut94NRaky8Zf//m8iKUoN65ZEYlIqZehHp1Jr",
+	"Mvp5lM8V/WrnPtdGJcdilMv0IjbaiQtV+L44lekUWxbaCYsLJPNjIY2wM+29yugjxfGAJaKxCRxaPzax",
+	"gdHTVMe2xEgcotDXKhd2jCtSz4wMFZwvpZ5MPaXCg93DhPi5Vlk3Ni96I01++kblTpSRmERiFAk5hL72",
+	"++It9X+loA22fZDC21yV0qTQncnEufhW7B8NxVUn7YpvBbvxp+Iv//N/i/NI7HNeeiHwt/8jDp4/F3/5",
+	"H/8G39Ayq5PSP7tiT3TCx4Pzbl98hO2k+UHXGlPh2zH8OC9VtXPQsp0b7wTGMJSev3BcFiOk8boncy2d",
+	"yoTKJqoK0yXDEkNJ3i4hMKZGKY3DvIHpTWheG1GUtrClxzAeV2fiW3HVKbuRuPoe/5zAny/xz1H3uJ44",
+	"W83NZ0Jdp0plTuzT5mknMn2pMwqXggZM89kxp/Z2PhIXsLi4Ip2rM/F30NHfiauX3Qjb1Y4Gvet4j/qx",
+	"OWAbNyDgXcFU3fmABMNUHImPoqLdSLwXTLLHNCgmCFq9vJhK7Es6gfQS0W9CijGcPW2N+M//EN+KE7EH",
+	"W9vFt/+Zvq6m5NQiAdXL3LGF/ONcdWlhG7SJb/JDkdpLVQItz8S34gImfvbLn//zPz7gOsBfH3Ex4K/3",
+	"HC5HCJ4DzLuaybewelj1lz83av/y50YDv/z5PVDgTHSYgqHTQbcfm2e0otK4K4QlokjM6W6dapwfQHOV",
+	"ccAbWiX8rSPFL38Ws+6wOqO0e4xAbioLxUExxh4JlCwoADUi4VKZN+iD9hVbR0g4wWFRhQ/vvo8ERqHJ",
+	"RK4vKDAOeY6ESD+p9DK3E54Nx8o5PZeTEJIoNlWAnAWc/PjDSe/g+VEVs4cpK5CFuJT5XLnFUD1UJjZX",
+	"JcCbwUiMwMn6/EZ0kn1WzO33B0mXUudTbnkkPPFscMjxiIwN4K/NpB+bEzGTOZAIWnvCRqN150AYOQuJ",
+	"6hFJw1ih7FK0ELiSOPzohbFXJmLLFWNpxhECMEEpRxRBS5aF+wlvJoyNSvnyMVaJxCsOYMqLmXVe7A8O",
+	"Dv/v/4L/J9JxOK5D8fYl5ULg23HhPuTRYPggW+qJNjLn9Po4bjEGwgKiaIZXwdmt3K1Eqo2BxybZw7t1",
+	"72c3lQfPjz4n4tPZG9FBwk16PQoO08MyvXmZJ9g1X6wyy0rlHEYqClM8jE29Q3AbGwMbYUtxJbWHP6XH",
+	"WFdDUUg02pVeHB58Q0clOVO+vOmdjL0qk2Mhm40J523h6pnxIHIlL5XbYE7UZPyQN/lqrKyd2A+EqW2L",
+	"fwy427bCe8LmL/U3qNbgN8z9Hh58c3uFc2vfSnPD/bi/WpSaFX65Zky3cc4h9c02wfwjl7nfMjnN4rGk",
+	"BKUtEx1VaGczRdi+nD9iJe8R/9DMsdU2D9vDIJKVCT3CLGyu2sm70Mnd0rDR4j6oLGw0pSeNTqskbC7s",
+	"/xeQ2N5yWrZVxU7I8cZhSKEl4GTTxZx5DsiJWdpISOQ/NycYTIhPxeCqncXIngiuIKyQKBWbJQ0QCrlX",
+	"U51ORS6zDOR6HhW6eEVCFiRfBmEKGeJ+bJqiQckMPyVlperI41c8aDXrpmCgbonwvkLBX5bL7u4n8ynr",
+	"4dd2OluX9RCIAmNiUnzOLzyUt2P9QwH4J1S/BdVbEE1RyptbJAwqcs8FDJjEY5EvcMNYM4Nu8bflxKQa",
+	"FGShBTG8oXIPgSJgJo+JLJgehB1zeHv89Q7U0eZ6qVb2AVwx1VyerpnN10xNWa0oqSUJPRDqeSKc7YSz",
+	"nWT8VM1uMZA8pyL3+zrCSTyecDGz2yyuqUwLqMCFu/9QgdN4goqNUOF5m7eQDOtSNodGsHmOj5pDkK05",
+	"+VozdUQkktFc5xmPJBG25F++k14lwumJkbkTUhh1FZtC+nSKj+FGlEpmlEWjkWQz6Yv39JqJAr32Q367",
+	"hJ+S6qWZ8lnEhu1x6JVd3Ni5mNocgyEkr8e9d9ao3lvoMonY2IPCLGgnpirPxNVU54peSbWLjfMap1s1",
+	"iBk77TzPxEiJZ4PDbrB1ga8qEweDgZBOOEtZFKQhIwBeVTRJovgPqNh6FrRfPJlybpywc98XP2o/tXO/",
+	"OmhbspWDQX1cbHisQuawfDfCeZmHSBM05tRiZAh6B+6LH3mKVfoiN517JzJ7ZYSMDS5DY1mqqcFguRHR",
+	"ke6CAkENqzmWqsh1KoOBQxftBUJDV2SxQW/IU+lErsasxhO5NRNV4vpvUOF9acKQH6X2Xwgl3OWvDSa/",
+	"vQfZT0ZeSp1j/OT1WjgOaIKhci+rndqcMoR/2XO+VHK2Od+OSDDqCCZN61HhRHQw32jZ+wiERHkZI4og",
+	"NirtlUPzkAR//2jnZaoSRBUXG+27dHIwlRamnC/qk0lHfqT4rIQsq03zDbTNS5IkNjobisHz0xfPTl8+",
+	"P312cPT8719+Extsc1gf9Ux6ORQ/xzs1OMY7w3hnpeZO9Jd//ffP3HZsEp2x5YhqpjqNRII9JJyBS4Qk",
+	"b4C40FdCMbe0wfhb//jx/TuhDeCDEglT8yk1QOFbhgvJewKO8vZCExpQQY/HVeKu2ITSnHBYe9G5goVb",
+	"AW1+SsCtISO+LhlzUbI1Wn9A2NWIOJHA1GsMNZGYm1w5J5I30vkezqD3+rsEOtbpdHGvMWtbVhmtoIGA",
+	"MSr1rst2PdoHoDwWcqVNNmOS5oaMt+oJT5R3Swl4dx1Poxpp0woW6anuPzYz7RyZOWETlGRtNPdszKZN",
+	"sI1Eix87Q8NZ3M1OMkTT1J7M9aVKukhq5Y04eM7GhI4tV4vSXmvlaL/S3Lpgk8WjQOPJ8xr4ca0k3HJw",
+	"toQce1WK/edips3cq5BejyGfbkbtG9fFsJ4gKcpis7Si3QgO2VQWTni7fFP0RfLD6cl3SbgxcKhTJfH5",
+	"KLdG9WPzjrJdkWVdJzG2h2mxkq4wthSjOZq14bOSxOnfiE7y+95Jmqq89xK/ajMZCmOTtTnZPuLM//86",
+	"TezS/bL68Iank5kMzO9HNFCqVOlLlR0vgQ/Ro/ZrSBLvRzTeCzcg5lo+OgS2qpQpDKK2jWueU+2EnhhM",
+	"l4xz0jA4WridaAeqgJDQ3IidqBGzaSavKYvhzvDoMFoJ4fSHdsGgmrC8GBNqKcM0YrTgLOfV8jfSSQNX",
+	"OkRSd7C8Q0HZJBuwiRklMVHlIsgG6AtVmjAHPQIIcuVgkqxmhb8RZHSLhqvNo+aAeyrRbI54zGFCK3xr",
+	"mKtzCoEIx4i0gsZj5EHaFVxHIErnQiK43kme26veezQx3HQLc+09qso1sSLX+xwtN3t6XVinej/U/bZu",
+	"mKqGmp+jnYXMdWsuaL6HqkPZxzhif5zrUmU7Q1/OVZPs1DUmSNwZ7oQKaxY22lk5vds6Thh0+eibiTbX",
+	"XVFIhFq0R6bjSdy49sQLtx/nuq1/BJzdOh4LXVYaDBPfYgvGdxt5vc3GDKd4ldVcWMVucVY6F2EieueZ",
+	"c+iMbjgtLCWt77LVd8DXK+lig2a0bsqZ5eVCFsTh0jUeVayPRQBalz4/IahI9ji14uK3VBp8ZZYlGZMv",
+	"5IFcyC2595d//feEbCuSQhujsiQ2GNTPdZljogt6XVJRzoWKVM3cWegkNtKJxqQ9fkWhG6rCHMUYPQO8",
+	"nilagWSiDGCxyk580mT31hr3vtHON67JL5anoJ1fWab6KyUlXUlCv0jIrU7NIvHICSeqb1Gq1vltLTya",
+	"Z5lWrmWx+m3zDqXvNpLWpfOLjZDyPohBAFfaq1n9UBecMOAoBS6ukUy7EdGkY0mOoijXseFg3KiASWSe",
+	"J92hSH6Od7hFlOyICQm/IN8R70TxDpxeKICfYUD07TO7YcQxMDLEfQe2MjY4A29tP0h3LBLihEY3nuxb",
+	"8I/ltMmLa7VmVAk0T4mVyYZKehGmXjmSEEOEXl+V7wrKfA6Xj4CKvzi8WGMTPDUQmiPGKhSVMJ8kdBbq",
+	"71al6vavWOtFhflftBRuKBLOnQFcH/+55y706g/ptLQzufIz0SMpKJHYGn/u1R9nssD/splH48+m4Rz8",
+	"vGxHB781g5zAv0kFj6XRESjlfpu5GODf41xdJ0HGx1+qnFQL/2jmQcP+VgMcNH9Gf1H4gWCBZmwyrhys",
+	"+Bojx9hROGd8Zqz/aqwQX6fVnCdKlvi7KtXMGp5hCJYJf9eR7hLMxo5EbFSIUxsEw44UsFGBTGjzdp1I",
+	"aJu7pOd0Fvk5PiJ8c9krE8goCsIG0fhUXgLVVm6cGGl+TRr4pVTGxGSg7aLJQjLm0U3gJTizfWyYW8Fz",
+	"QonBSeZbNKCMWANKbj/YZI4y2Nqs0bEB6AonUnQSwLuk2xevUWeK+pFG8nxr8puII+pnqvGBLeBQIxGb",
+	"jlcGD/Tbl8AiwADJ30icfHi96zCfAKDaqCSl/eQnXSQw5QQ48sL3Tk1qM20mifhjj73OYjMqrc81c2ew",
+	"L8JrdRxqg9RfK4GDUnulvc7Z716Jb/b3B7H55U9i/6D/vP9siHoYKsHgB1wn1ATqP8YTlYter55wgtPP",
+	"UM/TPRaHgyMYgDUqNrT8qz17eYFJtTUTYJAQ8bmEvlmj0A0LCcdbK9wU2E9vUXjErkVnbjJVCthb3O+h",
+	"kBUxLaBat9pAEki0azgTBu9BKYg7pIDPlAwck+qjv2CBqhuaQIRqedjn5ZeC2GxKmL8t8XgkkldE4L03",
+	"NkX+L4HzFZtUGmswuv6nszf9RrE6Pr8jjSkfvCG7+6X4HgEjVKb36WMCp61U4fggEmgn8NuuI+Y4HFHc",
+	"8vBl4c7rRiH/BO33OFzLaFM8YMqvvRUbilSBib3E3DQybfAcyFWR6obdQ9fCwMzhPIA0AjpUmwsnlDO0",
+	"wxRuyBsXIKYCFxZbpLtwsYFO4G6IRNLrQeUeVk6GoRiAmjOycFPro2bm+YXbHRiHidREZLFJSjVGWYEb",
+	"6fXIFHahi+6GV5aXwFT9V3Kyf3XjaBzhb9mfbnDUqsJJhWJ/JQHldIEbDjyyXM0Erw2S+7vv8D0B6Kch",
+	"uCAXfovQwtzG7Qw9FmvJ/teMRvuSbZte4unuWr51NzULdZeyd2geGbvWBds2XDGx7Uu2bJo433alWjYJ",
+	"THWbMi2ba2Yub1dwKcP13SvddWRty1PO0lvLtGxuKYdh67Jtmw+5xlqUaia62lqcsw7dWqblGBvJIVqV",
+	"a9nsQtD4liVbNr0YOLpt0Ts1XgWQbV22bfNrwz/etcodOwsB3toXbtlB7aLeptiS7/Jdq9xtTNu8E1vV",
+	"b9lb8KBpUaqlFnKDwX2bOu0KV0a1LUq1bDIkh21XrKnr+oIqdxtTQ4N29xpf0NWderlrB8ul63XfbCD9",
+	"I5e53xbSNItHYiLN2xoisknvIuGmtqDnNFTrIaVtyc68/qjdRiUfL7R5xaXvuYNXNZPH4uB1oY3gnW44",
+	"eF1os91ueivAbrS7XyaXB+CtU83lyQ5/s8tOTWTtqaqFY2lNTg/DuzRM5DFhz4pv6Z2gp7V/6RKpPAzg",
+	"efIxbYE7LVxMlxnxNojzMDhjpKLHxB0TC1zDDf16B/K4E9bcf5ip5/KEMxtxpkFa7SipLQ09FPp5op1b",
+	"aGe9TA4VVDovtb/Bzf/kVHkyQa+Ef/4D7AcZ42zy3ZhaDBxZXpJfjHYis+kcrf87qj/pC0nmCqJ6Rsf2",
+	"EmGNmHpfDPf28Du0M3wxeDHo9neinXmZ7wx39pAeeMwrButofCU6RS5v5ChXDQ8PdkqjQOWlzcmEWI50",
+	"rr0mU3V26GDzTyDQxdZfkglbtIDoUSXEkq0RsIURO41Hi1m7ooUEgxGHvokEv8lGVFvwm00kxrm6JmOW",
+	"xujqw706wFfhkVF0RtL7XLGFfiRwTjhCstOvniO7wSobVkVdwcAanTUTYa529+OK2od0PUHz02go0NZq",
+	"I29lwS2kMs/t3Df7x7ej1TqnHIo0wjik0bqYkzQtDlXWbDK8Aay2+r2cKTGrQpzSmsC/e9bkN6LxWNgc",
+	"IT5Trjb2YTV9ErVaZTVZWGaKpbtmR6vHXXJIMj30/qz9XsIwtEvXVD+TVyFlIDkDkXeF8MvTaBZa0875",
+	"eu9THBOaslf5BoI+uNF2ZXa9ZiMXzCPQCKu27Kd3xoScTlcMJhAxMjbtQaMwDrq42SFguGIreHouJ7Sy",
+	"wc6L7AlpJJVdLFrwlWqsr2sv7YYDe2V/Jmunc/akG9sS2L3YdJI2VmHd/oKLP2bRMGqt6WKERsDS3Ihc",
+	"eY+g4pTorLEqqwKti8q0LBLzolBlD+t8OnuDNnyD2ATnDg77uH8kpupaZirVM5mLTE80HLfDwaHosAvn",
+	"4tC6Kxae6IkPbYUN7AvadPaZJ2uY5nKLxmoHX1IX7PQ+nb1BZ9vVaQ5XXEJl5oSD1Zc59QCLUNr5ZMqu",
+	"oJ/O3jiy5ozNTF/D9yvbcCOAU8b7jEEUyCCt4QBC9l3hEOMI1xD5yQrxkkfrsmEQmwChTV7TLBXNbMkw",
+	"aMgJDNhRdJsx7VJcUWuCmgNvbjYZh752XWzYWhYIi4xvF7d1YZ4jsg1bBTw7U36q5k7MlC91SraCxF/a",
+	"sgkIFc+5DhJ+OH/7RhRywraGhbJFro6FsQKYkB7e8Jj6RmVNBIUKG4ALUxzQKb/UmbLhLLBBfakYoNmc",
+	"uXaMouwH5DcpOjWvcmNS0aPcAUm3CcLwy87nP3z+fwEAAP//",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -55,6 +55,26 @@ var specLimits = sync.OnceValues(func() (map[string]map[string][]paramLimit, err
 	return m, nil
 })
 
+// languageRoutes are the route templates that take a language parameter.
+var languageRoutes = sync.OnceValues(func() (map[string]bool, error) {
+	doc, err := catalog.Spec()
+	if err != nil {
+		return nil, fmt.Errorf("read the routes' parameters: %w", err)
+	}
+	m := map[string]bool{}
+	for path, item := range doc.Paths.Map() {
+		if item.Get == nil {
+			continue
+		}
+		for _, ref := range append(item.Parameters, item.Get.Parameters...) {
+			if p := ref.Value; p != nil && p.In == "query" && p.Name == "language" {
+				m[path] = true
+			}
+		}
+	}
+	return m, nil
+})
+
 // limitsOf are route's bounded parameters in (query, header).
 func limitsOf(route, in string) []paramLimit {
 	m, err := specLimits()
@@ -125,6 +145,17 @@ func withinQueryLimits(r *http.Request, route string) error {
 		}
 		if err := p.check(v); err != nil {
 			return err
+		}
+	}
+	// The handlers read an empty language (?language=) as a missing one;
+	// it is not one of the parameter's values, so it is 400 here.
+	if v, ok := queryLookup(r.URL.RawQuery, "language"); ok && v == "" {
+		takes, err := languageRoutes()
+		if err != nil {
+			panic(err) // the embedded spec is read at every start; its tests parse it
+		}
+		if takes[route] {
+			return unsupportedLanguage(v, strings.HasPrefix(route, "/v1/"))
 		}
 	}
 	return nil

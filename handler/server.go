@@ -73,11 +73,17 @@ func parseLanguage(lang string, all bool) (int, error) {
 	if all && strings.EqualFold(lang, "all") {
 		return catalog.AllLocales, nil
 	}
+	return 0, unsupportedLanguage(lang, all)
+}
+
+// unsupportedLanguage is the 400 of a language parameter that is not one of
+// the locales (or all, when all is allowed).
+func unsupportedLanguage(lang string, all bool) error {
 	also := ", or all for every locale at once"
 	if !all {
 		also = "; a page shows one language, so all is not accepted here"
 	}
-	return 0, catalog.Errorf(catalog.EINVALID, "language %q is not supported; use one of %s (any letter case)%s, or leave it out for en-US", lang, catalog.SupportedLocales, also)
+	return catalog.Errorf(catalog.EINVALID, "language %q is not supported; use one of %s (any letter case)%s, or leave it out for en-US", lang, catalog.SupportedLocales, also)
 }
 
 // deref is *p, or "" for nil: what an optional parameter left out means.

@@ -536,6 +536,14 @@ func everyOperation(t *testing.T, build func(edition.Repository, http.Handler, .
 				} else if !page && res.StatusCode != http.StatusBadRequest {
 					t.Errorf("no User-Agent: %d, want 400", res.StatusCode)
 				}
+				// A malformed percent-escape: 400 before any route, on every operation.
+				sep := "?"
+				if strings.Contains(url, "?") {
+					sep = "&"
+				}
+				if res := check.Do(t, h, get(url+sep+"%zz")); res.StatusCode != http.StatusBadRequest {
+					t.Errorf("malformed escape: %d, want 400", res.StatusCode)
+				}
 				res = check.Do(t, empty, get(url))
 				if _, needs := op.Responses.Map()["503"]; needs && path != "/readyz" {
 					if body, _ := io.ReadAll(res.Body); res.StatusCode != http.StatusServiceUnavailable || !bytes.Contains(body, []byte("retry later")) {
