@@ -246,9 +246,10 @@ func (e *Encoded) Blob() (f *os.File, off int64, n int, ok bool) {
 }
 
 // Check reads a stored blob's bytes once and checks them, so what is sent
-// from the file (Blob) is known good; later calls cost nothing.
+// from the file (Blob) is known good; later calls cost an fstat, and read
+// them again only if the file was written since it was opened.
 func (e *Encoded) Check() error {
-	if e.checked.Load() || e.src.Seg == nil {
+	if e.src.Seg == nil || e.checked.Load() && e.src.Seg.Unchanged() {
 		return nil
 	}
 	if err := e.src.Seg.Check(e.src.Off, e.src.Len, e.src.Sum); err != nil {
