@@ -65,6 +65,7 @@ var PageErrorHeader = []representation.Field{
 	representation.NewField("Content-Type", contentHTML),
 	representation.NewField("Cache-Control", "no-store"),
 	pageCSP,
+	pageReferrer,
 	noSniff,
 }
 

@@ -54,16 +54,19 @@ var (
 
 	noSniff = representation.NewField("X-Content-Type-Options", "nosniff")
 	pageCSP = representation.NewField("Content-Security-Policy", PageCSP)
+	// A page's links and images out (the data's icons, where not mirrored)
+	// do not tell their hosts which page of this server they were on.
+	pageReferrer = representation.NewField("Referrer-Policy", "same-origin")
 	// The landing page names the scheme X-Forwarded-Proto tells; this Vary
 	// replaces the route's own (the last field set wins).
-	homeRoute        = representation.NewRoute("/", contentHTML, CacheSignal, pageCSP, noSniff, representation.NewField("Vary", "Accept-Encoding, X-Forwarded-Proto"))
-	docsRoute        = representation.NewRoute("/docs", contentHTML, CacheDocument, pageCSP, noSniff)
-	changesRoute     = representation.NewRoute("/changes", contentHTML, CacheSignal, pageCSP, noSniff)
-	changesPairRoute = representation.NewRoute("/changes/{from}/{to}", contentHTML, CacheDocument, pageCSP, noSniff)
+	homeRoute        = representation.NewRoute("/", contentHTML, CacheSignal, pageCSP, pageReferrer, noSniff, representation.NewField("Vary", "Accept-Encoding, X-Forwarded-Proto"))
+	docsRoute        = representation.NewRoute("/docs", contentHTML, CacheDocument, pageCSP, pageReferrer, noSniff)
+	changesRoute     = representation.NewRoute("/changes", contentHTML, CacheSignal, pageCSP, pageReferrer, noSniff)
+	changesPairRoute = representation.NewRoute("/changes/{from}/{to}", contentHTML, CacheDocument, pageCSP, pageReferrer, noSniff)
 	// The catalog pages follow the active version, like /changes.
-	browseRoute        = representation.NewRoute("/browse", contentHTML, CacheSignal, pageCSP, noSniff)
-	browseCatalogRoute = representation.NewRoute("/browse/{catalog}", contentHTML, CacheSignal, pageCSP, noSniff)
-	browseItemRoute    = representation.NewRoute("/browse/{catalog}/{uuid}", contentHTML, CacheSignal, pageCSP, noSniff)
+	browseRoute        = representation.NewRoute("/browse", contentHTML, CacheSignal, pageCSP, pageReferrer, noSniff)
+	browseCatalogRoute = representation.NewRoute("/browse/{catalog}", contentHTML, CacheSignal, pageCSP, pageReferrer, noSniff)
+	browseItemRoute    = representation.NewRoute("/browse/{catalog}/{uuid}", contentHTML, CacheSignal, pageCSP, pageReferrer, noSniff)
 )
 
 // catalogRoutes are the routes that serve an edition's catalogs and string

@@ -44,6 +44,7 @@ func TestPagesHeaders(t *testing.T) {
 			"Content-Type":            "text/html; charset=utf-8",
 			"Content-Security-Policy": handler.PageCSP,
 			"X-Content-Type-Options":  "nosniff",
+			"Referrer-Policy":         "same-origin",
 			"Content-Language":        tc.lang,
 			"X-Data-Version":          newer,
 		} {
