@@ -135,7 +135,7 @@ func (s *Server) filtered(r *http.Request, c catalog.Category, field, value, lan
 func parseItem(c catalog.Category, id, lang string) (catalog.UUID, int, error) {
 	u, ok := catalog.ParseUUID(id)
 	if !ok {
-		return u, 0, catalog.Errorf(catalog.EINVALID, "%q is not a UUID; a %s UUID is 8-4-4-4-12 hexadecimal digits, e.g. 63e6c2b6-4a8e-869c-3d4c-e38355226584", id, c.Noun())
+		return u, 0, catalog.Errorf(catalog.EINVALID, "%q is not a UUID; the items of %s are named by 8-4-4-4-12 hexadecimal digits, e.g. 63e6c2b6-4a8e-869c-3d4c-e38355226584", id, "/v1/"+c.Name())
 	}
 	loc, err := parseLanguage(lang, true)
 	return u, loc, err
