@@ -167,7 +167,7 @@ func Open(st store.Backend, logger *slog.Logger, m *Metrics, fallback *edition.E
 		// The replicas have not switched to the newest version yet: serve the
 		// one they serve, and stage the new one at the first Reload.
 		if pm, prev, perr := r.read(ptr.Previous, ""); perr == nil {
-			r.start(&state{ed: prev, ptr: store.Pointer{ManifestID: ptr.Previous}}, pm.PublishedAt)
+			r.start(&state{ed: prev, ptr: store.Pointer{ManifestID: ptr.Previous, Previous: ptr.PreviousBefore}}, pm.PublishedAt)
 			r.heartbeat()
 			return r, nil
 		}

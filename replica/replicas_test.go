@@ -674,6 +674,40 @@ func (c *testClock) Now() time.Time      { return time.Unix(0, c.ns.Load()) }
 func (c *testClock) Set(at time.Time)    { c.ns.Store(at.UnixNano()) }
 func (c *testClock) Add(d time.Duration) { c.ns.Add(int64(d)) }
 
+// TestReplicaStartedDuringSwitch: a replica that starts while a switch is
+// staged serves the version the others serve until the instant, as they do:
+// its latest diff too (the diff into that version, not a 404 saying it was
+// the first one imported).
+func TestReplicaStartedDuringSwitch(t *testing.T) {
+	t.Parallel() // its own schema
+	u := pgSchema(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	pub := publisher(t, ctx, u)
+	pub.StageBound, pub.Margin = time.Minute, 300*time.Millisecond
+	r := openReplica(t, ctx, u, time.Hour, nil, newClock(time.Now()))
+	v2, v3 := "0000000000003202", "0000000000003203"
+	p2 := stage(t, pub, r, v2)
+	if _, err := r.repo.Reload(); err != nil { // learns the instant
+		t.Fatal(err)
+	}
+	r.clock.Set(p2.ActivateAt)
+	if got := r.repo.Active().ManifestID; got != v2 {
+		t.Fatalf("at %s's instant: serving %s", v2, got)
+	}
+	p3 := stage(t, pub, r, v3)
+	late := openReplica(t, ctx, u, time.Hour, nil, newClock(p3.ActivateAt.Add(-time.Nanosecond)))
+	check := apitest.New(t)
+	want, wantBody := do(t, check, r.h, "/v1/diff/latest")
+	if want.StatusCode != http.StatusOK || want.Header.Get("X-Data-Version") != v2 {
+		t.Fatalf("the replica serving %s before %s's instant: /v1/diff/latest %d from %s", v2, v3, want.StatusCode, want.Header.Get("X-Data-Version"))
+	}
+	res, b := do(t, check, late.h, "/v1/diff/latest")
+	if res.StatusCode != want.StatusCode || res.Header.Get("X-Data-Version") != v2 || string(b) != string(wantBody) {
+		t.Errorf("a replica started before %s's instant: /v1/diff/latest %d from %s (%.200s); the others answer %d from %s", v3, res.StatusCode, res.Header.Get("X-Data-Version"), b, want.StatusCode, v2)
+	}
+}
+
 // TestStagedDiffServedWhileStoreDown: a staged version's latest diff is read
 // with the version, so from the switch instant /v1/diff/latest answers even
 // when the store cannot be read then (a database restarting).

@@ -356,13 +356,19 @@ func writeDiff(ctx context.Context, q querier, from, to string, body []byte) err
 }
 
 // setActive moves the active pointer to p, the switch at activateAt (nil: at
-// once), and counts one more revision.
+// once), and counts one more revision. The pointer it replaces names p's
+// Previous and that one's own (kept as previous_before) when p follows it, or
+// p itself when p replaces it (import --force): previous_before stays.
 func setActive(ctx context.Context, tx pgx.Tx, p store.Pointer, activateAt *time.Time) error {
 	_, err := tx.Exec(ctx, `INSERT INTO refdata_active (one, manifest_id, previous, manifest_sha256, published_at, revision, activate_at, activated)
 		VALUES (true, $1, $2, $3, $4, 1, $5, $6)
 		ON CONFLICT (one) DO UPDATE SET manifest_id = excluded.manifest_id, previous = excluded.previous,
 			manifest_sha256 = excluded.manifest_sha256, published_at = excluded.published_at,
-			activate_at = excluded.activate_at, activated = excluded.activated, revision = refdata_active.revision + 1`,
+			activate_at = excluded.activate_at, activated = excluded.activated, revision = refdata_active.revision + 1,
+			previous_before = CASE
+				WHEN refdata_active.manifest_id = excluded.manifest_id THEN refdata_active.previous_before
+				WHEN refdata_active.manifest_id = excluded.previous THEN refdata_active.previous
+				ELSE '' END`,
 		p.ManifestID, p.Previous, p.ManifestSHA256, p.PublishedAt, activateAt, p.Activated)
 	return err
 }
@@ -434,8 +440,8 @@ func (s *Store) Active() (store.Pointer, []byte, error) {
 	var p store.Pointer
 	var rev int64
 	var at *time.Time
-	err := s.pool.QueryRow(context.Background(), "SELECT manifest_id, previous, manifest_sha256, published_at, revision, activate_at, activated FROM refdata_active").
-		Scan(&p.ManifestID, &p.Previous, &p.ManifestSHA256, &p.PublishedAt, &rev, &at, &p.Activated)
+	err := s.pool.QueryRow(context.Background(), "SELECT manifest_id, previous, previous_before, manifest_sha256, published_at, revision, activate_at, activated FROM refdata_active").
+		Scan(&p.ManifestID, &p.Previous, &p.PreviousBefore, &p.ManifestSHA256, &p.PublishedAt, &rev, &at, &p.Activated)
 	if at != nil {
 		p.ActivateAt = at.UTC()
 	}
