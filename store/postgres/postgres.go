@@ -590,7 +590,9 @@ func (s *Store) Publish(p store.Publication) ([]string, error) {
 		}
 		// With live replicas the switch is scheduled at the stage deadline (and
 		// moved earlier once they have all staged); without any it is immediate.
-		if err := tx.QueryRow(ctx, "SELECT count(*) FROM refdata_replicas WHERE seen_at > now() - $1::interval", s.ReplicaTTL).Scan(&replicas); err != nil {
+		// A replica serving nothing (its first load failed) has nothing to
+		// switch and is not ready: it is not waited for.
+		if err := tx.QueryRow(ctx, "SELECT count(*) FROM refdata_replicas WHERE seen_at > now() - $1::interval AND serving <> ''", s.ReplicaTTL).Scan(&replicas); err != nil {
 			return fmt.Errorf("replicas: %w", err)
 		}
 		var activateAt *time.Time
@@ -644,14 +646,15 @@ func awaitSwitch(ctx context.Context, tx pgx.Tx) error {
 	}
 }
 
-// schedule waits, up to StageBound, until every live replica has staged (or
-// serves) id, then moves the switch to now + Margin and notifies.
+// schedule waits, up to StageBound, until every live replica serving a
+// version has staged (or serves) id, then moves the switch to now + Margin
+// and notifies.
 func (s *Store) schedule(ctx context.Context, id string) error {
 	deadline := time.Now().Add(s.StageBound)
 	for time.Now().Before(deadline) {
 		var waiting int
 		err := s.pool.QueryRow(ctx, `SELECT count(*) FROM refdata_replicas
-			WHERE seen_at > now() - $1::interval AND staged <> $2 AND serving <> $2`, s.ReplicaTTL, id).Scan(&waiting)
+			WHERE seen_at > now() - $1::interval AND staged <> $2 AND serving <> $2 AND serving <> ''`, s.ReplicaTTL, id).Scan(&waiting)
 		if err != nil {
 			return err
 		}
