@@ -106,6 +106,14 @@ func (p *Pending) Ready() (gen.ProbeStatus, bool, string) {
 	return gen.ProbeStatus{}, false, *p.why.Load()
 }
 
+// Forget takes the repository, once set, out of its store's replicas
+// (Repository.Forget).
+func (p *Pending) Forget() {
+	if r, ok := p.repo().(*Repository); ok {
+		r.Forget()
+	}
+}
+
 // storeUp is the store's, once reached.
 func (p *Pending) storeUp() bool {
 	r, ok := p.repo().(*Repository)

@@ -167,7 +167,7 @@ func Open(st store.Backend, logger *slog.Logger, m *Metrics, fallback *edition.E
 		// The replicas have not switched to the newest version yet: serve the
 		// one they serve, and stage the new one at the first Reload.
 		if pm, prev, perr := r.read(ptr.Previous, ""); perr == nil {
-			r.start(&state{ed: prev, ptr: store.Pointer{ManifestID: ptr.Previous}}, pm.PublishedAt)
+			r.start(&state{ed: prev, ptr: store.Pointer{ManifestID: ptr.Previous, Previous: ptr.PreviousBefore}}, pm.PublishedAt)
 			r.heartbeat()
 			return r, nil
 		}
@@ -394,6 +394,11 @@ func (r *Repository) Reload() (bool, error) {
 			r.badPtr = nil
 			s := &state{ed: ed, ptr: ptr, rawPtr: raw}
 			s.versions = r.listVersions(ed)
+			// Read with the version, so it answers from its instant even if
+			// the store cannot be read then; a failure is tried again when asked.
+			if _, err := r.latestDiff(s); err != nil && catalog.ErrorCode(err) != catalog.ENOTFOUND {
+				r.log.Warn("cannot read the latest diff of the version read; reading it again when asked", "manifest_id", ed.ManifestID, "err", err)
+			}
 			r.log.Info("read version", "manifest_id", ed.ManifestID, "load_seconds", r.now().Sub(began).Seconds())
 			r.metrics.checked(r.now())
 			if r.now().Before(ptr.ActivateAt) {
@@ -435,8 +440,10 @@ func (r *Repository) Poll(ctx context.Context, interval time.Duration) {
 }
 
 // LatestDiff serves the diff stored when the active version was published.
-func (r *Repository) LatestDiff() (*representation.Body, error) {
-	s := r.current()
+func (r *Repository) LatestDiff() (*representation.Body, error) { return r.latestDiff(r.current()) }
+
+// latestDiff is s's latest diff, read from the store once and kept in s.
+func (r *Repository) latestDiff(s *state) (*representation.Body, error) {
 	if b := s.latest.Load(); b != nil {
 		return b, nil
 	}

@@ -2,6 +2,7 @@ package replica_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -95,6 +96,12 @@ func openReplica(t *testing.T, ctx context.Context, u string, poll time.Duration
 	if delay != nil {
 		st = slowStore{Store: pg, delay: delay}
 	}
+	return serveReplica(t, ctx, st, poll, clock)
+}
+
+// serveReplica is a replica on st, as openReplica.
+func serveReplica(t *testing.T, ctx context.Context, st store.Backend, poll time.Duration, clock *testClock) *node {
+	t.Helper()
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
 	reg := prometheus.NewRegistry()
 	var opts []replica.Option
@@ -666,3 +673,81 @@ func newClock(at time.Time) *testClock {
 func (c *testClock) Now() time.Time      { return time.Unix(0, c.ns.Load()) }
 func (c *testClock) Set(at time.Time)    { c.ns.Store(at.UnixNano()) }
 func (c *testClock) Add(d time.Duration) { c.ns.Add(int64(d)) }
+
+// TestReplicaStartedDuringSwitch: a replica that starts while a switch is
+// staged serves the version the others serve until the instant, as they do:
+// its latest diff too (the diff into that version, not a 404 saying it was
+// the first one imported).
+func TestReplicaStartedDuringSwitch(t *testing.T) {
+	t.Parallel() // its own schema
+	u := pgSchema(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	pub := publisher(t, ctx, u)
+	pub.StageBound, pub.Margin = time.Minute, 300*time.Millisecond
+	r := openReplica(t, ctx, u, time.Hour, nil, newClock(time.Now()))
+	v2, v3 := "0000000000003202", "0000000000003203"
+	p2 := stage(t, pub, r, v2)
+	if _, err := r.repo.Reload(); err != nil { // learns the instant
+		t.Fatal(err)
+	}
+	r.clock.Set(p2.ActivateAt)
+	if got := r.repo.Active().ManifestID; got != v2 {
+		t.Fatalf("at %s's instant: serving %s", v2, got)
+	}
+	p3 := stage(t, pub, r, v3)
+	late := openReplica(t, ctx, u, time.Hour, nil, newClock(p3.ActivateAt.Add(-time.Nanosecond)))
+	check := apitest.New(t)
+	want, wantBody := do(t, check, r.h, "/v1/diff/latest")
+	if want.StatusCode != http.StatusOK || want.Header.Get("X-Data-Version") != v2 {
+		t.Fatalf("the replica serving %s before %s's instant: /v1/diff/latest %d from %s", v2, v3, want.StatusCode, want.Header.Get("X-Data-Version"))
+	}
+	res, b := do(t, check, late.h, "/v1/diff/latest")
+	if res.StatusCode != want.StatusCode || res.Header.Get("X-Data-Version") != v2 || string(b) != string(wantBody) {
+		t.Errorf("a replica started before %s's instant: /v1/diff/latest %d from %s (%.200s); the others answer %d from %s", v3, res.StatusCode, res.Header.Get("X-Data-Version"), b, want.StatusCode, v2)
+	}
+}
+
+// TestStagedDiffServedWhileStoreDown: a staged version's latest diff is read
+// with the version, so from the switch instant /v1/diff/latest answers even
+// when the store cannot be read then (a database restarting).
+func TestStagedDiffServedWhileStoreDown(t *testing.T) {
+	t.Parallel() // its own schema
+	u := pgSchema(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	pub := publisher(t, ctx, u)
+	pub.StageBound, pub.Margin = time.Minute, 300*time.Millisecond
+	pg, err := postgres.Open(ctx, u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pg.Close)
+	st := &diffDownStore{Store: pg}
+	r := serveReplica(t, ctx, st, time.Hour, newClock(time.Now()))
+	v2 := "0000000000003302"
+	p2 := stage(t, pub, r, v2)
+	if _, err := r.repo.Reload(); err != nil { // learns the instant
+		t.Fatal(err)
+	}
+	st.down.Store(true)
+	r.clock.Set(p2.ActivateAt)
+	res, b := do(t, apitest.New(t), r.h, "/v1/diff/latest")
+	if res.StatusCode != http.StatusOK || res.Header.Get("X-Data-Version") != v2 {
+		t.Errorf("at %s's instant, the store down: /v1/diff/latest %d from %s (%.200s); want 200 from %s", v2, res.StatusCode, res.Header.Get("X-Data-Version"), b, v2)
+	}
+}
+
+// diffDownStore fails every read of a diff once down: the database gone
+// after the replica staged a version.
+type diffDownStore struct {
+	*postgres.Store
+	down atomic.Bool
+}
+
+func (s *diffDownStore) ReadDiff(from, to string) ([]byte, error) {
+	if s.down.Load() {
+		return nil, errors.New("connect: connection refused")
+	}
+	return s.Store.ReadDiff(from, to)
+}

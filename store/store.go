@@ -105,6 +105,10 @@ type Pointer struct {
 	ManifestID string `json:"manifestId"`
 	// Previous is the version that was active before; the latest diff is Previous → ManifestID.
 	Previous string `json:"previous,omitempty"`
+	// PreviousBefore is Previous's own Previous, on a store that schedules
+	// switches: until ActivateAt replicas serve Previous, whose latest diff is
+	// PreviousBefore → Previous.
+	PreviousBefore string `json:"previousBefore,omitempty"`
 	// ManifestSHA256 is the checksum of the version's MANIFEST.json.
 	ManifestSHA256 string `json:"manifestSha256"`
 	// ReplacedSHA256, while a publish replaces the version (import --force),

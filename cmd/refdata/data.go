@@ -38,6 +38,9 @@ type dataOptions struct {
 	// PostgreSQL replica keeps its segments.
 	cacheBytes int64
 	cacheDir   string
+	// stores ends when the stores opened may close: after serve has taken
+	// the replica out of its store's replicas (nil: with load's ctx).
+	stores context.Context
 }
 
 // check holds the flags to each other, as a dry run does.
@@ -117,13 +120,13 @@ func load(ctx context.Context, o dataOptions, repo *replica.Pending, reg prometh
 		}
 		return err
 	}
-	// open opens the store, closed when ctx ends.
+	// open opens the store, closed when o.stores (or ctx) ends.
 	// Replicas create refdata's tables in the database they are given; a
 	// directory only with --init (else checkDir held it to one that exists).
 	open := func(ctx context.Context) (store.Backend, error) {
 		st, closeStore, err := openBackend(ctx, o.dir, o.init || isDatabase(o.dir))
 		if err == nil {
-			context.AfterFunc(ctx, closeStore)
+			context.AfterFunc(cmp.Or(o.stores, ctx), closeStore)
 			if pg, ok := st.(*postgres.Store); ok {
 				pg.CacheDir = o.cacheDir
 			}
@@ -175,7 +178,6 @@ func keepCurrent(ctx context.Context, repo *replica.Repository, o dataOptions, r
 			}
 		}()
 	}
-	go func() { <-ctx.Done(); repo.Forget() }()
 	if o.inbox != "" {
 		go func() {
 			opt := pipeline.Options{Retain: o.sync.retain, Bulk: o.sync.bulk, Metrics: metrics, MediaURL: o.sync.media.rewrite(o.sync.mediaDir)}

@@ -21,6 +21,7 @@ import (
 	"github.com/refdata/refdata/fixtures"
 	"github.com/refdata/refdata/gen"
 	"github.com/refdata/refdata/router/apitest"
+	"github.com/refdata/refdata/store/postgres"
 	"github.com/refdata/refdata/store/storetest"
 )
 
@@ -332,5 +333,44 @@ func TestServeFailsBeforeLoading(t *testing.T) {
 			t.Errorf("serve --addr %s: exit %d, want %d saying %q:\n%s", tc.addr, code, tc.want, tc.says, out.String())
 		}
 		cancel()
+	}
+}
+
+// TestServeLeavesReplicasAtShutdown: a replica of a PostgreSQL store takes
+// itself out of the store's replicas as it shuts down, so the next publish
+// switches at once rather than waiting for a replica that is gone until its
+// heartbeat ages out.
+func TestServeLeavesReplicasAtShutdown(t *testing.T) {
+	t.Parallel()
+	u := storetest.PostgresSchema(t, "cmd")
+	var out syncBuffer
+	if code := run(context.Background(), []string{"import", "--store", u, sampleDir(t, 0)}, &out, &out); code != 0 {
+		t.Fatalf("import: exit %d\n%s", code, out.String())
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	addr, done := start(t, ctx, "--addr", "127.0.0.1:0", "--log-level", "warn", "--store", u)
+	eventually(t, "/readyz answers 200", func() bool {
+		res, err := http.Get("http://" + addr + "/readyz")
+		if err != nil {
+			return false
+		}
+		res.Body.Close()
+		return res.StatusCode == http.StatusOK
+	})
+	cancel()
+	if code := <-done; code != 0 {
+		t.Fatalf("serve: exit %d", code)
+	}
+	if code := run(context.Background(), []string{"import", "--store", u, sampleDir(t, 1)}, &out, &out); code != 0 {
+		t.Fatalf("import: exit %d\n%s", code, out.String())
+	}
+	st, err := postgres.Open(context.Background(), u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if p, _, err := st.Active(); err != nil || !p.ActivateAt.IsZero() {
+		t.Errorf("the publish after the only replica stopped: pointer %+v, %v; want the switch at once", p, err)
 	}
 }

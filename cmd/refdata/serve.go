@@ -121,8 +121,16 @@ func serve(ctx context.Context, c *cli) error {
 		go servePprof(ctx, *pprofAddr, logger)
 	}
 	loaded := make(chan error, 1)
+	// The store stays open past ctx until the replica has left the store's
+	// replicas, so publishes stop waiting for it at once, not once its
+	// heartbeat ages out.
+	stores, closeStores := context.WithCancel(context.WithoutCancel(ctx))
+	defer closeStores()
+	opts.stores = stores
 	go func() { loaded <- load(ctx, opts, repo, reg, served, imports, logger) }()
-	return listenAndServe(ctx, ln, es, logger, c.ready, loaded)
+	err = listenAndServe(ctx, ln, es, logger, c.ready, loaded)
+	repo.Forget()
+	return err
 }
 
 // servePprof exposes the profiler on its own listener, never on the API's.

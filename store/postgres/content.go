@@ -274,7 +274,8 @@ func readIndex(ctx context.Context, tx pgx.Tx, id string) ([]byte, error) {
 // Segment opens a segment from the local cache directory, fetching it from
 // the database first when the cache lacks it; a fetched segment is checked
 // against its sha256 before it is kept, and one already kept is checked the
-// first time this process opens it, so a damaged copy is fetched again.
+// first time this process opens it, so a damaged copy is fetched again, as is
+// one removed since.
 func (s *Store) Segment(sum string, size int64, c *blob.Cache) (*blob.Segment, error) {
 	if !blob.ValidSum(sum) {
 		return nil, fmt.Errorf("segment %q: %w", sum, store.ErrCorrupt)
@@ -287,16 +288,22 @@ func (s *Store) Segment(sum string, size int64, c *blob.Cache) (*blob.Segment, e
 	mu.Lock()
 	defer mu.Unlock()
 	path := blob.Path(dir, sum)
-	if _, checked := s.checked.Load(sum); !checked {
-		if err := checkFile(path, sum, size); err != nil {
-			_ = os.Remove(path)
-			if err := s.fetchSegment(context.Background(), dir, sum, size); err != nil {
-				return nil, err
-			}
-			s.pruneCache(dir)
+	if _, checked := s.checked.Load(sum); checked {
+		if seg, err := blob.Open(path, sum, size, c); err == nil {
+			return seg, nil
 		}
-		s.checked.Store(sum, true)
+		// Removed (a cleaner of the temporary directory) or cut since it was
+		// checked: fetched again, or the version could not be read until a restart.
+		s.checked.Delete(sum)
 	}
+	if err := checkFile(path, sum, size); err != nil {
+		_ = os.Remove(path)
+		if err := s.fetchSegment(context.Background(), dir, sum, size); err != nil {
+			return nil, err
+		}
+		s.pruneCache(dir)
+	}
+	s.checked.Store(sum, true)
 	seg, err := blob.Open(path, sum, size, c)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", store.ErrCorrupt, err)

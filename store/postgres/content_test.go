@@ -6,6 +6,8 @@ import (
 	"errors"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -143,7 +145,8 @@ func TestNoValueOver64MiB(t *testing.T) {
 // directory, fetched and checked once; a handle opened later (a replica
 // restarted on the same directory) checks a cached segment before it trusts
 // it, and fetches a damaged, cut, grown or missing one again; a handle that
-// checked it already still refuses a damaged blob when it reads it.
+// checked it already still refuses a damaged blob when it reads it, and
+// fetches again one removed since (its directory too).
 func TestSegmentCache(t *testing.T) {
 	t.Parallel()
 	u := freshSchema(t, "segcache")
@@ -196,6 +199,7 @@ func TestSegmentCache(t *testing.T) {
 			return errors.Join(err, f.Close())
 		}},
 		{"removed", os.Remove},
+		{"its directory removed", func(p string) error { return os.RemoveAll(filepath.Dir(p)) }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -225,6 +229,17 @@ func TestSegmentCache(t *testing.T) {
 				}
 				if got, err := again.Read(offs[1], len(blobs[1]), blob.Checksum(blobs[1])); !errors.Is(err, blob.ErrCorrupt) || got != nil {
 					t.Errorf("a damaged blob read by the handle that cached it: %d bytes, %v", len(got), err)
+				}
+			}
+			if strings.Contains(tc.name, "removed") {
+				// The handle that checked the file fetches it again: a cleaner
+				// of the temporary directory removed it while the replica ran.
+				again, err := first.Segment(seg.Sum, seg.Size, nil)
+				if err != nil {
+					t.Fatalf("the handle that cached it, the copy %s: %v", tc.name, err)
+				}
+				if err := readAll(t, again); err != nil {
+					t.Errorf("the handle that cached it, the copy %s: %v", tc.name, err)
 				}
 			}
 			later := open(t, u)

@@ -356,13 +356,19 @@ func writeDiff(ctx context.Context, q querier, from, to string, body []byte) err
 }
 
 // setActive moves the active pointer to p, the switch at activateAt (nil: at
-// once), and counts one more revision.
+// once), and counts one more revision. The pointer it replaces names p's
+// Previous and that one's own (kept as previous_before) when p follows it, or
+// p itself when p replaces it (import --force): previous_before stays.
 func setActive(ctx context.Context, tx pgx.Tx, p store.Pointer, activateAt *time.Time) error {
 	_, err := tx.Exec(ctx, `INSERT INTO refdata_active (one, manifest_id, previous, manifest_sha256, published_at, revision, activate_at, activated)
 		VALUES (true, $1, $2, $3, $4, 1, $5, $6)
 		ON CONFLICT (one) DO UPDATE SET manifest_id = excluded.manifest_id, previous = excluded.previous,
 			manifest_sha256 = excluded.manifest_sha256, published_at = excluded.published_at,
-			activate_at = excluded.activate_at, activated = excluded.activated, revision = refdata_active.revision + 1`,
+			activate_at = excluded.activate_at, activated = excluded.activated, revision = refdata_active.revision + 1,
+			previous_before = CASE
+				WHEN refdata_active.manifest_id = excluded.manifest_id THEN refdata_active.previous_before
+				WHEN refdata_active.manifest_id = excluded.previous THEN refdata_active.previous
+				ELSE '' END`,
 		p.ManifestID, p.Previous, p.ManifestSHA256, p.PublishedAt, activateAt, p.Activated)
 	return err
 }
@@ -434,8 +440,8 @@ func (s *Store) Active() (store.Pointer, []byte, error) {
 	var p store.Pointer
 	var rev int64
 	var at *time.Time
-	err := s.pool.QueryRow(context.Background(), "SELECT manifest_id, previous, manifest_sha256, published_at, revision, activate_at, activated FROM refdata_active").
-		Scan(&p.ManifestID, &p.Previous, &p.ManifestSHA256, &p.PublishedAt, &rev, &at, &p.Activated)
+	err := s.pool.QueryRow(context.Background(), "SELECT manifest_id, previous, previous_before, manifest_sha256, published_at, revision, activate_at, activated FROM refdata_active").
+		Scan(&p.ManifestID, &p.Previous, &p.PreviousBefore, &p.ManifestSHA256, &p.PublishedAt, &rev, &at, &p.Activated)
 	if at != nil {
 		p.ActivateAt = at.UTC()
 	}
@@ -584,7 +590,9 @@ func (s *Store) Publish(p store.Publication) ([]string, error) {
 		}
 		// With live replicas the switch is scheduled at the stage deadline (and
 		// moved earlier once they have all staged); without any it is immediate.
-		if err := tx.QueryRow(ctx, "SELECT count(*) FROM refdata_replicas WHERE seen_at > now() - $1::interval", s.ReplicaTTL).Scan(&replicas); err != nil {
+		// A replica serving nothing (its first load failed) has nothing to
+		// switch and is not ready: it is not waited for.
+		if err := tx.QueryRow(ctx, "SELECT count(*) FROM refdata_replicas WHERE seen_at > now() - $1::interval AND serving <> ''", s.ReplicaTTL).Scan(&replicas); err != nil {
 			return fmt.Errorf("replicas: %w", err)
 		}
 		var activateAt *time.Time
@@ -638,14 +646,15 @@ func awaitSwitch(ctx context.Context, tx pgx.Tx) error {
 	}
 }
 
-// schedule waits, up to StageBound, until every live replica has staged (or
-// serves) id, then moves the switch to now + Margin and notifies.
+// schedule waits, up to StageBound, until every live replica serving a
+// version has staged (or serves) id, then moves the switch to now + Margin
+// and notifies.
 func (s *Store) schedule(ctx context.Context, id string) error {
 	deadline := time.Now().Add(s.StageBound)
 	for time.Now().Before(deadline) {
 		var waiting int
 		err := s.pool.QueryRow(ctx, `SELECT count(*) FROM refdata_replicas
-			WHERE seen_at > now() - $1::interval AND staged <> $2 AND serving <> $2`, s.ReplicaTTL, id).Scan(&waiting)
+			WHERE seen_at > now() - $1::interval AND staged <> $2 AND serving <> $2 AND serving <> ''`, s.ReplicaTTL, id).Scan(&waiting)
 		if err != nil {
 			return err
 		}

@@ -5,6 +5,7 @@ import (
 	"os"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -119,5 +120,26 @@ func TestMigrationsOnce(t *testing.T) {
 	n, err := s.SchemaVersion(context.Background())
 	if err != nil || n != len(files) || n == 0 {
 		t.Errorf("schema version %d, %v; want %d, one per file in migrations/", n, err, len(files))
+	}
+}
+
+// TestReplicaServingNothingNotWaitedFor: a replica that serves no version (its
+// first load failed: a cache directory it cannot write) has nothing to switch
+// and is not ready, so a publish does not wait for it to stage: the switch is at
+// once, as with no replica, rather than at the stage bound for every publish
+// while it stays so.
+func TestReplicaServingNothingNotWaitedFor(t *testing.T) {
+	s := open(t, freshSchema(t, "nothing"))
+	s.StageBound = 2 * time.Second // bounds what the failure costs
+	if err := s.Heartbeat("failed/1", "", ""); err != nil {
+		t.Fatal(err)
+	}
+	p := bigVersion("00000000000000C1")
+	p.Previous, p.DiffBody = "", nil
+	if _, err := s.Publish(p); err != nil {
+		t.Fatal(err)
+	}
+	if ptr, _, err := s.Active(); err != nil || ptr.ManifestID != p.ManifestID || !ptr.ActivateAt.IsZero() {
+		t.Errorf("pointer %+v, %v; want %s active at once", ptr, err, p.ManifestID)
 	}
 }
