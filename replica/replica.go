@@ -136,7 +136,7 @@ type pending struct {
 
 // seen is what the last Reload read of the store: the pointer or the error.
 type seen struct {
-	ptr store.Pointer
+	ptr store.Pointer // the last pointer read, kept through a failed read
 	err error
 }
 
@@ -358,6 +358,11 @@ func (r *Repository) Reload() (bool, error) {
 	defer r.heartbeat()
 	r.current()
 	ptr, raw, err := r.st.Active()
+	if err != nil {
+		if last := r.seen.Load(); last != nil {
+			ptr = last.ptr // what the store last said is active, until it says again
+		}
+	}
 	r.seen.Store(&seen{ptr: ptr, err: err})
 	if err == nil {
 		r.overtaken(ptr)
@@ -599,10 +604,14 @@ func (r *Repository) Ready() (gen.ProbeStatus, bool, string) {
 	}
 	switch sn := r.seen.Load(); {
 	case sn == nil: // not polled yet: what Open loaded is the store's
-	case sn.err != nil && !errors.Is(sn.err, store.ErrNotFound):
+	case sn.err != nil && !errors.Is(sn.err, store.ErrNotFound) && sn.ptr.ManifestID == "":
 		return st, false, "the store cannot be read (the replica's log says why); serving " + cur.ed.ManifestID
-	case sn.err != nil: // an empty store: serving the embedded sample data
+	case errors.Is(sn.err, store.ErrNotFound): // an empty store: serving the embedded sample data
 	default:
+		// Also while the store cannot be read: nothing is published
+		// meanwhile, so the version it last said is active still is, and a
+		// database restart does not take every replica out of its balancer
+		// (refdata_store_up says the store is down).
 		due := sn.ptr.ManifestID
 		now := r.now()
 		if now.Before(sn.ptr.ActivateAt) && sn.ptr.Previous != "" {
