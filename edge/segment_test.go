@@ -179,20 +179,7 @@ func TestDamagedSegment(t *testing.T) {
 	logs := new(lockedBuffer)
 	repo, dir, r := storeBacked(t, logs)
 	h := start(t, Config{Router: r, Active: repo.Active, Logger: slog.New(slog.NewJSONHandler(logs, nil))})
-	// A list in every language big enough to leave by sendfile in gzip, and
-	// decompressed: the trimmed sample's and the full one's differ.
-	var target string
-	var body *representation.Body
-	for _, c := range []catalog.Category{catalog.Maps, catalog.Agents, catalog.WeaponSkins, catalog.Buddies, catalog.PlayerCards} {
-		b := repo.Active().List(c, catalog.AllLocales)
-		if b.Gzip() != nil && b.Gzip().Len() >= DefaultSendfileMin && b.Brotli() != nil {
-			target, body = "/v1/"+c.Name()+"?language=all", b
-			break
-		}
-	}
-	if body == nil {
-		t.Fatalf("no list in every language has a gzip of %d bytes or more, and a brotli", DefaultSendfileMin)
-	}
+	target, body := bigList(t, repo)
 	path, off, n := stored(t, dir, body.Gzip())
 	damage(t, path, off, n)
 	sum := body.Gzip().Source().Seg.Sum
@@ -259,17 +246,7 @@ func TestDamagedAfterSent(t *testing.T) {
 			logs := new(lockedBuffer)
 			repo, dir, r := storeBacked(t, logs)
 			h := start(t, Config{Router: r, Active: repo.Active, Logger: slog.New(slog.NewJSONHandler(logs, nil))})
-			var target string
-			var body *representation.Body
-			for _, c := range []catalog.Category{catalog.Maps, catalog.Agents, catalog.WeaponSkins, catalog.Buddies, catalog.PlayerCards} {
-				if b := repo.Active().List(c, catalog.AllLocales); b.Gzip() != nil && b.Gzip().Len() >= DefaultSendfileMin {
-					target, body = "/v1/"+c.Name()+"?language=all", b
-					break
-				}
-			}
-			if body == nil {
-				t.Fatalf("no list in every language has a gzip of %d bytes or more", DefaultSendfileMin)
-			}
+			target, body := bigList(t, repo)
 			sent := h.es.sendfiles.Load()
 			if res := h.do(t, request("GET", target, "Accept-Encoding", "gzip")); res.status != http.StatusOK || canSendfile && h.es.sendfiles.Load() == sent {
 				t.Fatalf("before the damage: %d, sent by sendfile: %v", res.status, h.es.sendfiles.Load() > sent)
@@ -288,6 +265,21 @@ func TestDamagedAfterSent(t *testing.T) {
 			}
 		})
 	}
+}
+
+// bigList is a list in every language whose gzip leaves by sendfile, with a
+// brotli too (the trimmed sample's lists and the full one's differ), and its
+// URL.
+func bigList(t *testing.T, repo *replica.Repository) (string, *representation.Body) {
+	t.Helper()
+	for _, c := range []catalog.Category{catalog.Maps, catalog.Agents, catalog.WeaponSkins, catalog.Buddies, catalog.PlayerCards} {
+		b := repo.Active().List(c, catalog.AllLocales)
+		if b.Gzip() != nil && b.Gzip().Len() >= DefaultSendfileMin && b.Brotli() != nil {
+			return "/v1/" + c.Name() + "?language=all", b
+		}
+	}
+	t.Fatalf("no list in every language has a gzip of %d bytes or more, and a brotli", DefaultSendfileMin)
+	return "", nil
 }
 
 // internalError fails t unless res is a 500 in the error envelope that
