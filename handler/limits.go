@@ -28,52 +28,53 @@ type paramLimit struct {
 // specLimits are the bounded parameters by route template, then "query" or
 // "header".
 var specLimits = sync.OnceValues(func() (map[string]map[string][]paramLimit, error) {
-	doc, err := catalog.Spec()
-	if err != nil {
-		return nil, fmt.Errorf("read the parameters' limits: %w", err)
-	}
 	m := map[string]map[string][]paramLimit{}
-	for path, item := range doc.Paths.Map() {
-		if item.Get == nil {
-			continue
+	err := eachParam(func(route string, p *openapi3.Parameter) {
+		if p.Schema == nil || p.Schema.Value == nil {
+			return
 		}
-		for _, ref := range append(item.Parameters, item.Get.Parameters...) {
-			p := ref.Value
-			if p == nil || p.Schema == nil || p.Schema.Value == nil {
-				continue
-			}
-			s := p.Schema.Value
-			if s.MaxLength == nil && s.Pattern == "" && s.Format == "" || !s.Type.Is(openapi3.TypeString) {
-				continue
-			}
-			if m[path] == nil {
-				m[path] = map[string][]paramLimit{}
-			}
-			m[path][p.In] = append(m[path][p.In], paramLimit{p.Name, s})
+		s := p.Schema.Value
+		if s.MaxLength == nil && s.Pattern == "" && s.Format == "" || !s.Type.Is(openapi3.TypeString) {
+			return
 		}
-	}
-	return m, nil
+		if m[route] == nil {
+			m[route] = map[string][]paramLimit{}
+		}
+		m[route][p.In] = append(m[route][p.In], paramLimit{p.Name, s})
+	})
+	return m, err
 })
 
 // languageRoutes are the route templates that take a language parameter.
 var languageRoutes = sync.OnceValues(func() (map[string]bool, error) {
+	m := map[string]bool{}
+	err := eachParam(func(route string, p *openapi3.Parameter) {
+		if p.In == "query" && p.Name == "language" {
+			m[route] = true
+		}
+	})
+	return m, err
+})
+
+// eachParam calls f with each GET route template's parameters in openapi.yaml,
+// the path's and the operation's.
+func eachParam(f func(route string, p *openapi3.Parameter)) error {
 	doc, err := catalog.Spec()
 	if err != nil {
-		return nil, fmt.Errorf("read the routes' parameters: %w", err)
+		return fmt.Errorf("read the routes' parameters: %w", err)
 	}
-	m := map[string]bool{}
-	for path, item := range doc.Paths.Map() {
+	for route, item := range doc.Paths.Map() {
 		if item.Get == nil {
 			continue
 		}
 		for _, ref := range append(item.Parameters, item.Get.Parameters...) {
-			if p := ref.Value; p != nil && p.In == "query" && p.Name == "language" {
-				m[path] = true
+			if ref.Value != nil {
+				f(route, ref.Value)
 			}
 		}
 	}
-	return m, nil
-})
+	return nil
+}
 
 // limitsOf are route's bounded parameters in (query, header).
 func limitsOf(route, in string) []paramLimit {

@@ -66,8 +66,9 @@ func (im *importer) runArchive(name string) error {
 
 // ReadArchive reads a snapshot from a .tar.gz stream: regular files with clean
 // relative names only, within the byte limits counted decompressed (a gzip
-// bomb stops there, the data of an entry it refuses counted too). Entries it refuses are problems; err is for a stream that
-// is not a gzip'd tar or breaks off.
+// bomb stops there, the data of an entry it refuses counted too). Entries it
+// refuses are problems; err is for a stream that is not a gzip'd tar or breaks
+// off.
 func ReadArchive(r io.Reader, maxFile, maxTotal int64) (map[string][]byte, []catalog.Problem, error) {
 	maxFile, maxTotal = limits(maxFile, maxTotal)
 	zr, err := gzip.NewReader(r)

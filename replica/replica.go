@@ -134,9 +134,10 @@ type pending struct {
 	publishedAt time.Time
 }
 
-// seen is what the last Reload read of the store: the pointer or the error.
+// seen is what Reload last read of the store: the last pointer it read
+// (kept through a failed read) and the last read's error.
 type seen struct {
-	ptr store.Pointer // the last pointer read, kept through a failed read
+	ptr store.Pointer
 	err error
 }
 

@@ -160,7 +160,7 @@ func (s *Store) Publish(p Publication) ([]string, error) {
 			both := ptr
 			both.ReplacedSHA256 = Sum(old)
 			if err := s.writePointer(both); err != nil {
-				return nil, err
+				return nil, fmt.Errorf("publish: %w", err)
 			}
 			s.step("exchange the replaced version with the new one")
 			if exchanged, err = exchange(stage, filepath.Join(s.dir, versionsDir, id)); err != nil {
@@ -191,7 +191,7 @@ func (s *Store) Publish(p Publication) ([]string, error) {
 	}
 
 	if err := s.writePointer(ptr); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("publish: %w", err)
 	}
 	gone, err := s.prune(p.Retain, p.ManifestID)
 	if err != nil {
@@ -208,7 +208,7 @@ func (s *Store) writePointer(p Pointer) error {
 		err = s.replace(activeFile, pb)
 	}
 	if err != nil {
-		return fmt.Errorf("publish active pointer: %w", err)
+		return fmt.Errorf("active pointer: %w", err)
 	}
 	return nil
 }
@@ -383,11 +383,7 @@ func (s *Store) Activate(id string, diffBody []byte, now time.Time) (Pointer, er
 	} else if err == nil {
 		ptr.Previous, ptr.Activated = cur.Previous, cur.Activated // already active: the pointer stays as it is
 	}
-	pb, err := json.MarshalIndent(ptr, "", "  ")
-	if err != nil {
-		return Pointer{}, fmt.Errorf("activate: %w", err)
-	}
-	if err := s.replace(activeFile, pb); err != nil {
+	if err := s.writePointer(ptr); err != nil {
 		return Pointer{}, fmt.Errorf("activate: %w", err)
 	}
 	return ptr, nil

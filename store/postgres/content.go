@@ -402,41 +402,29 @@ func (s *Store) fetchSegment(ctx context.Context, dir, sum string, size int64) e
 	defer os.Remove(tmp.Name())
 	defer tmp.Close()
 	ctx, cancel := context.WithCancel(ctx)
-	defer cancel() // stops the reads still to start; those started end and are dropped
+	defer cancel() // ends the reads under way at a failure; each is dropped
 	type read struct {
 		body []byte
 		err  error
 	}
 	reads := make([]chan read, len(pieces))
-	for i := range reads {
+	start := func(i int) {
 		reads[i] = make(chan read, 1)
+		go func() {
+			var body []byte
+			err := s.pool.QueryRow(ctx, "SELECT substring(body FROM $3 FOR $4) FROM refdata_segments WHERE sha256 = $1 AND chunk = $2",
+				sum, pieces[i].chunk, pieces[i].off+1, pieces[i].size).Scan(&body)
+			reads[i] <- read{body, err}
+		}()
 	}
-	slots := make(chan struct{}, fetchAhead)
-	go func() {
-		for i, p := range pieces {
-			select {
-			case slots <- struct{}{}:
-			case <-ctx.Done():
-				return
-			}
-			go func() {
-				var body []byte
-				err := s.pool.QueryRow(ctx, "SELECT substring(body FROM $3 FOR $4) FROM refdata_segments WHERE sha256 = $1 AND chunk = $2",
-					sum, p.chunk, p.off+1, p.size).Scan(&body)
-				reads[i] <- read{body, err}
-			}()
-		}
-	}()
+	for i := range min(fetchAhead, len(pieces)) {
+		start(i)
+	}
 	h := sha256.New()
 	w := io.MultiWriter(tmp, h)
 	var n int64
 	for i, p := range pieces {
-		var r read
-		select {
-		case r = <-reads[i]:
-		case <-ctx.Done():
-			return fmt.Errorf("segment %s: %w", sum[:12], ctx.Err())
-		}
+		r := <-reads[i] // every read started answers, if only with ctx's error
 		switch {
 		case errors.Is(r.err, pgx.ErrNoRows):
 			return fmt.Errorf("segment %s: chunk %d gone: %w", sum[:12], p.chunk, store.ErrCorrupt)
@@ -449,7 +437,9 @@ func (s *Store) fetchSegment(ctx context.Context, dir, sum string, size int64) e
 			return fmt.Errorf("segment cache: %w", err)
 		}
 		n += int64(len(r.body))
-		<-slots // written: the next read may start
+		if next := i + fetchAhead; next < len(pieces) {
+			start(next) // this one written: the next read may start
+		}
 	}
 	if n != size || hex.EncodeToString(h.Sum(nil)) != sum {
 		return fmt.Errorf("segment %s: its chunks fail its checksum: %w", sum[:12], store.ErrCorrupt)
@@ -486,7 +476,7 @@ func (s *Store) pieces(ctx context.Context, sum string, size int64) ([]piece, er
 		return nil
 	})
 	switch {
-	case err != nil && errors.Is(err, store.ErrCorrupt):
+	case errors.Is(err, store.ErrCorrupt):
 		return nil, err
 	case err != nil:
 		return nil, fmt.Errorf("segment %s: %w", sum[:12], err)
